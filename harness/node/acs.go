@@ -1,0 +1,88 @@
+package node
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+)
+
+// ACS is a bridge's Access Control Services control register, read from the
+// ACS extended capability in its config space. With P2P request or
+// completion redirect set, peer traffic below the bridge is forced up to the
+// root complex: GPUDirect RDMA then crosses the CPU or fails.
+type ACS struct {
+	Bridge             string `json:"bridge"`
+	SourceValidation   bool   `json:"source_validation"`
+	TranslationBlock   bool   `json:"translation_blocking"`
+	RequestRedirect    bool   `json:"p2p_request_redirect"`
+	CompletionRedirect bool   `json:"p2p_completion_redirect"`
+	UpstreamForwarding bool   `json:"upstream_forwarding"`
+	EgressControl      bool   `json:"p2p_egress_control"`
+	DirectTranslated   bool   `json:"direct_translated_p2p"`
+	Control            uint16 `json:"control"` // the raw ACSCtl register
+}
+
+// Redirects reports whether peer requests or completions are redirected.
+func (a ACS) Redirects() bool { return a.RequestRedirect || a.CompletionRedirect }
+
+const (
+	pcieExtCapStart = 0x100
+	pcieExtCapACS   = 0x000d
+	configSpaceBase = 64 // what an unprivileged reader of "config" gets
+)
+
+// errConfigTruncated says config space stops before the extended
+// capabilities: the kernel shows only 64 bytes to unprivileged readers.
+var errConfigTruncated = errors.New("config space has no extended capabilities (reading beyond 64 bytes needs root)")
+
+// BridgeACS reads the ACS control of one bridge from
+// bus/pci/devices/<addr>/config. A bridge without the capability returns
+// ErrAbsent.
+func (h Host) BridgeACS(addr string) (ACS, error) {
+	path := h.sys("bus", "pci", "devices", addr, "config")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ACS{}, fmt.Errorf("reading %q: %w", path, err)
+	}
+	a, err := parseACS(b)
+	if err != nil {
+		return ACS{}, fmt.Errorf("ACS of %s in %q: %w", addr, path, err)
+	}
+	a.Bridge = addr
+	return a, nil
+}
+
+// parseACS walks the PCIe extended capability list (PCIe base spec 7.6.3):
+// each header holds the capability ID in bits 0-15 and the next offset in
+// bits 20-31; ACS control is the 16-bit word at +6.
+func parseACS(config []byte) (ACS, error) {
+	if len(config) <= pcieExtCapStart {
+		if len(config) <= configSpaceBase {
+			return ACS{}, errConfigTruncated
+		}
+		return ACS{}, fmt.Errorf("ACS capability: %w", ErrAbsent)
+	}
+	off := pcieExtCapStart
+	for seen := 0; off >= pcieExtCapStart && off+8 <= len(config) && seen < 256; seen++ {
+		hdr := binary.LittleEndian.Uint32(config[off:])
+		if hdr == 0 || hdr == 0xffffffff {
+			break
+		}
+		if hdr&0xffff == pcieExtCapACS {
+			ctl := binary.LittleEndian.Uint16(config[off+6:])
+			return ACS{
+				SourceValidation:   ctl&(1<<0) != 0,
+				TranslationBlock:   ctl&(1<<1) != 0,
+				RequestRedirect:    ctl&(1<<2) != 0,
+				CompletionRedirect: ctl&(1<<3) != 0,
+				UpstreamForwarding: ctl&(1<<4) != 0,
+				EgressControl:      ctl&(1<<5) != 0,
+				DirectTranslated:   ctl&(1<<6) != 0,
+				Control:            ctl,
+			}, nil
+		}
+		off = int(hdr >> 20)
+	}
+	return ACS{}, fmt.Errorf("ACS capability: %w", ErrAbsent)
+}

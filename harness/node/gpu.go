@@ -1,0 +1,74 @@
+package node
+
+// GPU is one NVIDIA GPU as NVML and sysfs describe it. Fields NVML fills are
+// zero when NVML was unavailable; Source says which readers contributed.
+type GPU struct {
+	Index       int         `json:"index"`                // NVML index; -1 when NVML did not answer
+	Name        string      `json:"name,omitempty"`       // nvmlDeviceGetName
+	UUID        string      `json:"uuid,omitempty"`       // nvmlDeviceGetUUID
+	BusID       string      `json:"bus_id"`               // sysfs form, 0000:18:00.0
+	PCIDeviceID string      `json:"pci_device_id"`        // sysfs device, e.g. 0x2335 (H200 SXM)
+	MemoryMiB   uint64      `json:"memory_mib,omitempty"` // nvmlDeviceGetMemoryInfo total
+	NUMANode    int         `json:"numa_node"`            // sysfs numa_node; -1 unknown
+	CPUList     string      `json:"cpu_list,omitempty"`   // sysfs local_cpulist
+	PCIe        GPUPCIe     `json:"pcie"`
+	BAR1        *BAR1       `json:"bar1,omitempty"`       // nvmlDeviceGetBAR1MemoryInfo
+	PerfState   *int        `json:"perf_state,omitempty"` // nvmlDeviceGetPerformanceState (0 = P0)
+	NVLinks     NVLinks     `json:"nvlinks"`
+	IOMMU       DeviceIOMMU `json:"iommu"`
+	Source      string      `json:"source"` // "nvml+sysfs" or "sysfs"
+}
+
+// GPUPCIe is the GPU's link: generation and width, current against max.
+// NVML reports generations; sysfs reports GT/s on the same link.
+type GPUPCIe struct {
+	CurGen   int       `json:"cur_gen,omitempty"`   // nvmlDeviceGetCurrPcieLinkGeneration
+	MaxGen   int       `json:"max_gen,omitempty"`   // nvmlDeviceGetMaxPcieLinkGeneration
+	CurWidth int       `json:"cur_width,omitempty"` // nvmlDeviceGetCurrPcieLinkWidth
+	MaxWidth int       `json:"max_width,omitempty"` // nvmlDeviceGetMaxPcieLinkWidth
+	Sysfs    *PCIeLink `json:"sysfs,omitempty"`
+}
+
+// BAR1 is the GPU's BAR1 aperture in MiB: the window peers (NICs, other
+// GPUs) map GPU memory through.
+type BAR1 struct {
+	TotalMiB uint64 `json:"total_mib"`
+	UsedMiB  uint64 `json:"used_mib"`
+	FreeMiB  uint64 `json:"free_mib"`
+}
+
+// NVLinks counts links answered and links up (nvmlDeviceGetNvLinkState).
+type NVLinks struct {
+	Up    int `json:"up"`
+	Total int `json:"total"`
+}
+
+// GPUPair is what NVML says about two GPUs: their common ancestor and
+// whether peer reads and writes work.
+type GPUPair struct {
+	A        string `json:"a"` // bus id
+	B        string `json:"b"`
+	Ancestor string `json:"ancestor"` // INTERNAL, SINGLE, MULTIPLE, HOSTBRIDGE, NODE, SYSTEM
+	P2PRead  string `json:"p2p_read"` // OK or the NVML P2P status name
+	P2PWrite string `json:"p2p_write"`
+	NVLink   string `json:"p2p_nvlink"` // P2P over NVLink: OK or status
+}
+
+// Downtrained reports whether the GPU's link runs below its maximum width or
+// generation. GPUs lower the generation when idle to save power, so a lower
+// generation counts only in P0 (busy) or when NVML gave no state.
+func (g GPU) Downtrained() (bool, string) {
+	p := g.PCIe
+	if p.MaxWidth > 0 && p.CurWidth > 0 && p.CurWidth < p.MaxWidth {
+		return true, "width"
+	}
+	if p.MaxGen > 0 && p.CurGen > 0 && p.CurGen < p.MaxGen {
+		if g.PerfState == nil || *g.PerfState == 0 {
+			return true, "generation"
+		}
+	}
+	if p.Sysfs != nil && p.Sysfs.MaxWidth > 0 && p.Sysfs.CurWidth > 0 && p.Sysfs.CurWidth < p.Sysfs.MaxWidth {
+		return true, "width"
+	}
+	return false, ""
+}

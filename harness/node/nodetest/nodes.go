@@ -1,0 +1,156 @@
+package nodetest
+
+import (
+	"fmt"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
+)
+
+// Variant changes one thing of a fixture node, the way a real node breaks.
+type Variant func(*h100x8)
+
+type h100x8 struct {
+	nicsOnOtherSocket bool
+	downtrainedGPU    int // -1: none
+	acsRedirect       bool
+	iommu             string // "", "identity", "DMA-FQ"
+}
+
+// NICsOnOtherSocket cables the NICs of socket 1 (mlx5_4..7) to socket 0's
+// root complex: GPUs 4-7 keep no NIC on their own socket (SYS).
+func NICsOnOtherSocket() Variant { return func(c *h100x8) { c.nicsOnOtherSocket = true } }
+
+// DowntrainedGPU runs one GPU's link at x8 instead of x16.
+func DowntrainedGPU(i int) Variant { return func(c *h100x8) { c.downtrainedGPU = i } }
+
+// ACSRedirect sets P2P request and completion redirect on the downstream
+// ports of switch 1 (GPUs 2-3, NICs 2-3).
+func ACSRedirect() Variant { return func(c *h100x8) { c.acsRedirect = true } }
+
+// IOMMU puts every device in its own group of this domain type
+// ("identity" for passthrough, "DMA-FQ" for translating).
+func IOMMU(domainType string) Variant { return func(c *h100x8) { c.iommu = domainType } }
+
+// H100x8 builds an 8 x H100 SXM node on NVSwitch with 8 ConnectX-7 NDR
+// NICs, laid out like the public GKE A4 matrix in
+// fixtures/corpus/nvidia-smi-topo/gke-a4-b200-8gpu-nv18-8nic-cx7-pix-node-sys.txt:
+// four PCIe switches, each holding two GPUs and two NICs (PIX), two switches
+// per socket on separate root complexes (NODE), two sockets (SYS).
+func H100x8(dir string, vs ...Variant) (*Tree, error) {
+	c := h100x8{downtrainedGPU: -1}
+	for _, v := range vs {
+		v(&c)
+	}
+	t := New(dir)
+	t.Hostname = "h100-node"
+	rec := &node.NVMLRecording{NVMLFacts: node.NVMLFacts{
+		DriverVersion: "580.95.05", NVMLVersion: "13.580.95.05", CUDADriverVersion: 13000,
+	}}
+	t.NVML = rec
+	hbs := []string{"pci0000:15", "pci0000:35", "pci0000:95", "pci0000:b5"}
+	cpus := []string{"0-55,112-167", "56-111,168-223"}
+	var gpus []string
+	var nicParents []string
+	for s, hb := range hbs {
+		numa := s / 2
+		t.HostBridge(hb, numa, cpus[numa])
+		bus := 0x15 + 0x20*s
+		if s >= 2 {
+			bus = 0x95 + 0x20*(s-2)
+		}
+		rp := fmt.Sprintf("0000:%02x:01.0", bus)
+		usp := fmt.Sprintf("0000:%02x:00.0", bus+1)
+		t.Bridge(hb, rp, 0)
+		t.Bridge(rp, usp, -1)
+		acs := 0
+		if c.acsRedirect && s == 1 {
+			acs = ACSSourceValidation | ACSRequestRedirect | ACSCompletionRedirect | ACSUpstreamForwarding
+		}
+		for port := 0; port < 4; port++ {
+			dsp := fmt.Sprintf("0000:%02x:%02x.0", bus+2, port)
+			t.Bridge(usp, dsp, acs)
+			ep := fmt.Sprintf("0000:%02x:00.0", bus+3+port)
+			if port < 2 {
+				g := len(gpus)
+				l := Gen5x16
+				if g == c.downtrainedGPU {
+					l.CurWidth = 8
+				}
+				t.GPU(dsp, ep, 0x2330, l)
+				gpus = append(gpus, ep)
+				rec.GPUs = append(rec.GPUs, h100(g, ep, l))
+			} else {
+				nicParents = append(nicParents, dsp+" "+ep)
+			}
+		}
+	}
+	for i, pe := range nicParents {
+		var dsp, ep string
+		fmt.Sscanf(pe, "%s %s", &dsp, &ep)
+		n := CX7(fmt.Sprintf("mlx5_%d", i), "")
+		n.NetDev = fmt.Sprintf("ibp%ds0", 0x18+i)
+		if c.nicsOnOtherSocket && i >= 4 {
+			// Mis-slotted: each NIC sits in a root port of socket 0.
+			k := i - 4
+			hb := hbs[k%2]
+			rp := fmt.Sprintf("0000:%s:%02x.0", hb[len(hb)-2:], 2+k/2)
+			t.Bridge(hb, rp, 0)
+			t.AddNIC(rp, fmt.Sprintf("0000:%02x:00.0", 0x20+k), n)
+			continue
+		}
+		t.AddNIC(dsp, ep, n)
+	}
+	for i := range gpus {
+		for j := i + 1; j < len(gpus); j++ {
+			anc := "SYSTEM"
+			switch {
+			case i/2 == j/2:
+				anc = "SINGLE"
+			case i/4 == j/4:
+				anc = "NODE"
+			}
+			rec.Pairs = append(rec.Pairs, node.GPUPair{A: gpus[i], B: gpus[j], Ancestor: anc, P2PRead: "OK", P2PWrite: "OK", NVLink: "OK"})
+		}
+	}
+	if c.iommu != "" {
+		for _, a := range t.Addresses() {
+			t.IOMMUGroup(c.iommu, a)
+		}
+		if c.iommu == "identity" {
+			t.Cmdline += " intel_iommu=on iommu=pt"
+		} else {
+			t.Cmdline += " intel_iommu=on"
+		}
+	}
+	return t, t.Finish()
+}
+
+func h100(i int, bus string, l Link) node.GPU {
+	ps := 0
+	return node.GPU{
+		Index:       i,
+		Name:        "NVIDIA H100 80GB HBM3",
+		UUID:        fmt.Sprintf("GPU-6a1c0f3e-0000-4000-8000-00000000000%d", i),
+		BusID:       bus,
+		PCIDeviceID: "0x2330",
+		MemoryMiB:   81559,
+		NUMANode:    -1,
+		PCIe:        node.GPUPCIe{CurGen: 5, MaxGen: 5, CurWidth: l.CurWidth, MaxWidth: 16},
+		BAR1:        &node.BAR1{TotalMiB: 131072, UsedMiB: 1, FreeMiB: 131071},
+		PerfState:   &ps,
+		NVLinks:     node.NVLinks{Up: 18, Total: 18},
+		Source:      "nvml",
+	}
+}
+
+// NoGPU builds a node with one ConnectX-7 and no NVIDIA GPU: the collector
+// must say so and the run must exit 2.
+func NoGPU(dir string) (*Tree, error) {
+	t := New(dir)
+	t.Hostname = "cpu-node"
+	t.HostBridge("pci0000:00", 0, "0-31")
+	t.Bridge("pci0000:00", "0000:00:01.0", 0)
+	t.AddNIC("0000:00:01.0", "0000:01:00.0", CX7("mlx5_0", "ibp1s0"))
+	t.NVML = &node.NVMLRecording{InitError: "ERROR_DRIVER_NOT_LOADED"}
+	return t, t.Finish()
+}

@@ -1,0 +1,298 @@
+// Package nodetest builds synthetic host trees the way the kernel lays out
+// sysfs (real directories under sys/devices, symlinks from sys/bus and
+// sys/class), with an NVML recording beside them, so the node collector can
+// be tested on machines that have no GPU, NIC or PCIe switch. The fixture
+// generator (fixtures/gen) uses it to write fixtures/nodes/*.ttar.
+package nodetest
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
+)
+
+// Tree is a synthetic host root under construction.
+type Tree struct {
+	Dir      string
+	Hostname string
+	Kernel   string
+	Cmdline  string
+	Driver   string // "580.95.05": the NVIDIA module version
+	// NVML is written to gdrcheck/nvml.json; nil writes none (NVML absent).
+	NVML *node.NVMLRecording
+
+	devs   map[string]string // PCI address -> directory relative to sys/devices
+	numa   map[string]int
+	cpus   map[string]string
+	groups int
+	uverbs int
+	errs   []error
+}
+
+// New starts a tree in dir.
+func New(dir string) *Tree {
+	return &Tree{
+		Dir:      dir,
+		Hostname: "node",
+		Kernel:   "6.8.0-60-generic",
+		Cmdline:  "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro",
+		Driver:   "580.95.05",
+		devs:     map[string]string{},
+		numa:     map[string]int{},
+		cpus:     map[string]string{},
+	}
+}
+
+func (t *Tree) write(rel string, content string) {
+	p := filepath.Join(t.Dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.errs = append(t.errs, err)
+		return
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.errs = append(t.errs, err)
+	}
+}
+
+func (t *Tree) link(rel, target string) {
+	p := filepath.Join(t.Dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.errs = append(t.errs, err)
+		return
+	}
+	os.Remove(p)
+	if err := os.Symlink(target, p); err != nil {
+		t.errs = append(t.errs, err)
+	}
+}
+
+// relTo returns the relative link from the directory holding rel to target,
+// both relative to the tree root.
+func relTo(rel, target string) string {
+	r, err := filepath.Rel(filepath.Dir(rel), target)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// HostBridge adds a root complex ("pci0000:15") on a NUMA node with its
+// local CPUs.
+func (t *Tree) HostBridge(name string, numa int, cpus string) {
+	t.devs[name] = name
+	t.numa[name] = numa
+	t.cpus[name] = cpus
+	if err := os.MkdirAll(filepath.Join(t.Dir, "sys/devices", name), 0o755); err != nil {
+		t.errs = append(t.errs, err)
+	}
+}
+
+// Link is a PCIe link: generation speed in GT/s and width.
+type Link struct {
+	CurGTs, MaxGTs     float64
+	CurWidth, MaxWidth int
+}
+
+// Gen5x16 is a healthy Hopper-era link.
+var Gen5x16 = Link{32, 32, 16, 16}
+
+// Bridge adds a PCI bridge (root port or switch port) under parent. acsCtl
+// is the ACS control register; a negative value gives the bridge no ACS
+// capability.
+func (t *Tree) Bridge(parent, addr string, acsCtl int) {
+	var cfg []byte
+	if acsCtl >= 0 {
+		cfg = ACSConfig(uint16(acsCtl))
+	} else {
+		cfg = make([]byte, 4096)
+	}
+	t.device(parent, addr, 0x8086, 0x1234, 0x060400, Gen5x16, cfg)
+}
+
+// device adds a PCI function with the attributes procfs requires.
+func (t *Tree) device(parent, addr string, vendor, device, class uint32, l Link, config []byte) string {
+	pdir, ok := t.devs[parent]
+	if !ok {
+		t.errs = append(t.errs, fmt.Errorf("parent %q of %s not added", parent, addr))
+		return ""
+	}
+	dir := pdir + "/" + addr
+	t.devs[addr] = dir
+	t.numa[addr] = t.numa[parent]
+	t.cpus[addr] = t.cpus[parent]
+	base := "sys/devices/" + dir
+	t.write(base+"/vendor", fmt.Sprintf("0x%04x\n", vendor))
+	t.write(base+"/device", fmt.Sprintf("0x%04x\n", device))
+	t.write(base+"/class", fmt.Sprintf("0x%06x\n", class))
+	t.write(base+"/subsystem_vendor", fmt.Sprintf("0x%04x\n", vendor))
+	t.write(base+"/subsystem_device", "0x0000\n")
+	t.write(base+"/revision", "0x00\n")
+	t.write(base+"/numa_node", fmt.Sprintf("%d\n", t.numa[addr]))
+	t.write(base+"/local_cpulist", t.cpus[addr]+"\n")
+	if l.MaxWidth > 0 {
+		t.write(base+"/current_link_speed", fmt.Sprintf("%.1f GT/s PCIe\n", l.CurGTs))
+		t.write(base+"/max_link_speed", fmt.Sprintf("%.1f GT/s PCIe\n", l.MaxGTs))
+		t.write(base+"/current_link_width", fmt.Sprintf("%d\n", l.CurWidth))
+		t.write(base+"/max_link_width", fmt.Sprintf("%d\n", l.MaxWidth))
+	}
+	if config != nil {
+		cfg := append([]byte(nil), config...)
+		binary.LittleEndian.PutUint16(cfg[0:], uint16(vendor))
+		binary.LittleEndian.PutUint16(cfg[2:], uint16(device))
+		t.write(base+"/config", string(cfg))
+	}
+	rel := "sys/bus/pci/devices/" + addr
+	t.link(rel, relTo(rel, "sys/devices/"+dir))
+	return base
+}
+
+// GPU adds an NVIDIA GPU function (3D controller) with its link.
+func (t *Tree) GPU(parent, addr string, deviceID uint32, l Link) {
+	t.device(parent, addr, 0x10de, deviceID, 0x030200, l, make([]byte, 4096))
+}
+
+// NIC describes an RDMA function: its ibdev name, netdev and ports.
+type NIC struct {
+	IBDev     string // mlx5_0
+	NetDev    string // ibp24s0 or ens1np0; empty for none
+	HCAType   string // MT4129 (ConnectX-7)
+	DeviceID  uint32 // 0x1021 (ConnectX-7)
+	FWVer     string
+	LinkLayer string // InfiniBand or Ethernet
+	State     string // "4: ACTIVE"
+	PhysState string // "5: LinkUp"
+	Rate      string // "400 Gb/sec (4X NDR)"
+}
+
+// CX7 is a healthy ConnectX-7 NDR port.
+func CX7(ibdev, netdev string) NIC {
+	return NIC{IBDev: ibdev, NetDev: netdev, HCAType: "MT4129", DeviceID: 0x1021, FWVer: "28.39.1002",
+		LinkLayer: "InfiniBand", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "400 Gb/sec (4X NDR)"}
+}
+
+// AddNIC adds a Mellanox function with its InfiniBand class device, uverbs
+// node, netdev and one port, laid out as mlx5_core does.
+func (t *Tree) AddNIC(parent, addr string, n NIC) {
+	base := t.device(parent, addr, 0x15b3, n.DeviceID, 0x020700, Gen5x16, make([]byte, 4096))
+	if base == "" {
+		return
+	}
+	ib := base + "/infiniband/" + n.IBDev
+	t.write(ib+"/fw_ver", n.FWVer+"\n")
+	t.write(ib+"/hca_type", n.HCAType+"\n")
+	t.write(ib+"/board_id", "MT_0000000838\n")
+	t.write(ib+"/node_guid", fmt.Sprintf("b83f:d203:00%02x:0000\n", t.uverbs))
+	t.link(ib+"/device", "../../../"+addr)
+	port := ib + "/ports/1"
+	t.write(port+"/link_layer", n.LinkLayer+"\n")
+	t.write(port+"/state", n.State+"\n")
+	t.write(port+"/phys_state", n.PhysState+"\n")
+	t.write(port+"/rate", n.Rate+"\n")
+	for _, c := range []string{"port_xmit_data", "port_rcv_data", "symbol_error", "link_downed", "link_error_recovery", "port_rcv_errors", "port_xmit_discards"} {
+		t.write(port+"/counters/"+c, "0\n")
+	}
+	cls := "sys/class/infiniband/" + n.IBDev
+	t.link(cls, relTo(cls, ib))
+
+	uv := fmt.Sprintf("uverbs%d", t.uverbs)
+	t.uverbs++
+	uvDir := base + "/infiniband_verbs/" + uv
+	t.write(uvDir+"/ibdev", n.IBDev+"\n")
+	t.write(uvDir+"/abi_version", "1\n")
+	t.link("sys/class/infiniband_verbs/"+uv, relTo("sys/class/infiniband_verbs/"+uv, uvDir))
+	t.write("dev/infiniband/"+uv, "")
+	t.write("dev/infiniband/rdma_cm", "")
+
+	if n.NetDev != "" {
+		nd := base + "/net/" + n.NetDev
+		t.write(nd+"/address", "00:00:00:00:00:00\n")
+		t.write(nd+"/operstate", "up\n")
+		t.write(nd+"/type", "32\n")
+		t.link(nd+"/device", "../../../"+addr)
+		t.link("sys/class/net/"+n.NetDev, relTo("sys/class/net/"+n.NetDev, nd))
+	}
+}
+
+// IOMMUGroup puts devices in one IOMMU group with a domain type (identity,
+// DMA, DMA-FQ).
+func (t *Tree) IOMMUGroup(typ string, addrs ...string) {
+	g := fmt.Sprintf("%d", t.groups)
+	t.groups++
+	t.write("sys/kernel/iommu_groups/"+g+"/type", typ+"\n")
+	for _, a := range addrs {
+		dir, ok := t.devs[a]
+		if !ok {
+			t.errs = append(t.errs, fmt.Errorf("IOMMU group member %s not added", a))
+			continue
+		}
+		rel := "sys/devices/" + dir + "/iommu_group"
+		t.link(rel, relTo(rel, "sys/kernel/iommu_groups/"+g))
+		mem := "sys/kernel/iommu_groups/" + g + "/devices/" + a
+		t.link(mem, relTo(mem, "sys/devices/"+dir))
+	}
+	if err := os.MkdirAll(filepath.Join(t.Dir, "sys/class/iommu/dmar0"), 0o755); err != nil {
+		t.errs = append(t.errs, err)
+	}
+}
+
+// Finish writes proc, the NVML recording and the empty class directories
+// every kernel has, and reports the first error met while building.
+func (t *Tree) Finish() error {
+	t.write("proc/sys/kernel/hostname", t.Hostname+"\n")
+	t.write("proc/sys/kernel/osrelease", t.Kernel+"\n")
+	t.write("proc/cmdline", t.Cmdline+"\n")
+	t.write("proc/driver/nvidia/version", fmt.Sprintf("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  %s  Release Build  (dvs-builder@U22-I3-AF03-09-1)  Tue Sep 30 00:00:00 UTC 2025\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n", t.Driver))
+	t.write("sys/module/nvidia/version", t.Driver+"\n")
+	for _, d := range []string{"sys/class/net", "sys/class/iommu", "sys/kernel/iommu_groups", "sys/bus/pci/devices"} {
+		if err := os.MkdirAll(filepath.Join(t.Dir, d), 0o755); err != nil {
+			t.errs = append(t.errs, err)
+		}
+	}
+	if t.NVML != nil {
+		b, err := json.MarshalIndent(t.NVML, "", "  ")
+		if err != nil {
+			t.errs = append(t.errs, err)
+		}
+		t.write("gdrcheck/nvml.json", string(b)+"\n")
+	}
+	if len(t.errs) > 0 {
+		return fmt.Errorf("building tree %q: %w", t.Dir, t.errs[0])
+	}
+	return nil
+}
+
+// Addresses lists the PCI functions added, sorted.
+func (t *Tree) Addresses() []string {
+	var out []string
+	for a := range t.devs {
+		if !strings.HasPrefix(a, "pci") {
+			out = append(out, a)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ACSConfig is a 4 KiB config space holding one ACS extended capability
+// with the given control register.
+func ACSConfig(ctl uint16) []byte {
+	b := make([]byte, 4096)
+	binary.LittleEndian.PutUint32(b[0x100:], 0x000d|1<<16) // ACS, version 1, last
+	binary.LittleEndian.PutUint16(b[0x104:], 0x5f)         // ACSCap: SV TB RR CR UF DT
+	binary.LittleEndian.PutUint16(b[0x106:], ctl)
+	return b
+}
+
+// ACS control bits (PCIe base spec 7.7.8.3).
+const (
+	ACSSourceValidation   = 1 << 0
+	ACSRequestRedirect    = 1 << 2
+	ACSCompletionRedirect = 1 << 3
+	ACSUpstreamForwarding = 1 << 4
+)

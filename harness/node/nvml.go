@@ -1,0 +1,204 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// maxNVLinks is NVML_NVLINK_MAX_LINKS for Hopper and Blackwell.
+const maxNVLinks = 18
+
+// ErrNVML wraps every NVML failure, so callers can tell "NVML did not
+// answer" (no driver, no library) from a broken sysfs.
+var ErrNVML = errors.New("NVML")
+
+// NVMLFacts is what NVML answered for the node.
+type NVMLFacts struct {
+	DriverVersion     string    `json:"driver_version"`      // nvmlSystemGetDriverVersion
+	NVMLVersion       string    `json:"nvml_version"`        // nvmlSystemGetNVMLVersion
+	CUDADriverVersion int       `json:"cuda_driver_version"` // nvmlSystemGetCudaDriverVersion, e.g. 13000
+	GPUs              []GPU     `json:"gpus"`
+	Pairs             []GPUPair `json:"pairs"`
+}
+
+// nvmlError wraps a failed NVML call with what was asked.
+func nvmlError(what string, ret nvml.Return) error {
+	return fmt.Errorf("%w: %s: %s", ErrNVML, what, nvml.ErrorString(ret))
+}
+
+// CollectNVML initialises lib, reads every device and every pair, and shuts
+// it down. Optional answers (NOT_SUPPORTED on some parts) leave fields zero;
+// failures of the calls every GPU answers are errors.
+func CollectNVML(lib nvml.Interface) (NVMLFacts, error) {
+	var f NVMLFacts
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		if ret == nvml.ERROR_LIBRARY_NOT_FOUND {
+			return f, fmt.Errorf("%w: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)", ErrNVML)
+		}
+		return f, nvmlError("initialising", ret)
+	}
+	defer lib.Shutdown()
+
+	var ret nvml.Return
+	if f.DriverVersion, ret = lib.SystemGetDriverVersion(); ret != nvml.SUCCESS {
+		return f, nvmlError("driver version", ret)
+	}
+	f.NVMLVersion, _ = lib.SystemGetNVMLVersion()
+	f.CUDADriverVersion, _ = lib.SystemGetCudaDriverVersion()
+
+	n, ret := lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return f, nvmlError("device count", ret)
+	}
+	devs := make([]nvml.Device, 0, n)
+	for i := 0; i < n; i++ {
+		d, ret := lib.DeviceGetHandleByIndex(i)
+		if ret != nvml.SUCCESS {
+			return f, nvmlError(fmt.Sprintf("GPU %d handle", i), ret)
+		}
+		g, err := nvmlGPU(i, d)
+		if err != nil {
+			return f, err
+		}
+		devs = append(devs, d)
+		f.GPUs = append(f.GPUs, g)
+	}
+	for i := range devs {
+		for j := i + 1; j < len(devs); j++ {
+			f.Pairs = append(f.Pairs, nvmlPair(f.GPUs[i].BusID, f.GPUs[j].BusID, devs[i], devs[j]))
+		}
+	}
+	return f, nil
+}
+
+func nvmlGPU(i int, d nvml.Device) (GPU, error) {
+	g := GPU{Index: i, NUMANode: -1, Source: "nvml"}
+	var ret nvml.Return
+	pci, ret := d.GetPciInfo()
+	if ret != nvml.SUCCESS {
+		return g, nvmlError(fmt.Sprintf("GPU %d PCI info", i), ret)
+	}
+	g.BusID = NormalizeBusID(cString(pci.BusId[:]))
+	g.PCIDeviceID = fmt.Sprintf("%#04x", pci.PciDeviceId>>16)
+	if g.Name, ret = d.GetName(); ret != nvml.SUCCESS {
+		return g, nvmlError(fmt.Sprintf("GPU %s name", g.BusID), ret)
+	}
+	if g.UUID, ret = d.GetUUID(); ret != nvml.SUCCESS {
+		return g, nvmlError(fmt.Sprintf("GPU %s UUID", g.BusID), ret)
+	}
+	if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
+		g.MemoryMiB = m.Total >> 20
+	}
+	if b, ret := d.GetBAR1MemoryInfo(); ret == nvml.SUCCESS {
+		g.BAR1 = &BAR1{TotalMiB: b.Bar1Total >> 20, UsedMiB: b.Bar1Used >> 20, FreeMiB: b.Bar1Free >> 20}
+	}
+	g.PCIe.CurGen, _ = d.GetCurrPcieLinkGeneration()
+	g.PCIe.CurWidth, _ = d.GetCurrPcieLinkWidth()
+	g.PCIe.MaxGen, _ = d.GetMaxPcieLinkGeneration()
+	g.PCIe.MaxWidth, _ = d.GetMaxPcieLinkWidth()
+	if p, ret := d.GetPerformanceState(); ret == nvml.SUCCESS && p != nvml.PSTATE_UNKNOWN {
+		ps := int(p)
+		g.PerfState = &ps
+	}
+	for l := 0; l < maxNVLinks; l++ {
+		st, ret := d.GetNvLinkState(l)
+		if ret != nvml.SUCCESS {
+			// Links past the part's count answer INVALID_ARGUMENT;
+			// PCIe parts answer NOT_SUPPORTED for all.
+			continue
+		}
+		g.NVLinks.Total++
+		if st == nvml.FEATURE_ENABLED {
+			g.NVLinks.Up++
+		}
+	}
+	return g, nil
+}
+
+func nvmlPair(a, b string, da, db nvml.Device) GPUPair {
+	p := GPUPair{A: a, B: b}
+	if lvl, ret := da.GetTopologyCommonAncestor(db); ret == nvml.SUCCESS {
+		p.Ancestor = topologyLevelName(lvl)
+	} else {
+		p.Ancestor = nvml.ErrorString(ret)
+	}
+	p.P2PRead = p2pStatus(da.GetP2PStatus(db, nvml.P2P_CAPS_INDEX_READ))
+	p.P2PWrite = p2pStatus(da.GetP2PStatus(db, nvml.P2P_CAPS_INDEX_WRITE))
+	p.NVLink = p2pStatus(da.GetP2PStatus(db, nvml.P2P_CAPS_INDEX_NVLINK))
+	return p
+}
+
+// topologyLevelName names NVML's nvmlGpuTopologyLevel_t. TOPOLOGY_CPU is a
+// deprecated alias generated as 0, so it is never compared against.
+func topologyLevelName(l nvml.GpuTopologyLevel) string {
+	switch l {
+	case nvml.TOPOLOGY_INTERNAL:
+		return "INTERNAL"
+	case nvml.TOPOLOGY_SINGLE:
+		return "SINGLE"
+	case nvml.TOPOLOGY_MULTIPLE:
+		return "MULTIPLE"
+	case nvml.TOPOLOGY_HOSTBRIDGE:
+		return "HOSTBRIDGE"
+	case nvml.TOPOLOGY_NODE:
+		return "NODE"
+	case nvml.TOPOLOGY_SYSTEM:
+		return "SYSTEM"
+	}
+	return fmt.Sprintf("LEVEL_%d", l)
+}
+
+// topologyLevel is the inverse of topologyLevelName, for recordings.
+func topologyLevel(name string) (nvml.GpuTopologyLevel, bool) {
+	for _, l := range []nvml.GpuTopologyLevel{nvml.TOPOLOGY_INTERNAL, nvml.TOPOLOGY_SINGLE, nvml.TOPOLOGY_MULTIPLE, nvml.TOPOLOGY_HOSTBRIDGE, nvml.TOPOLOGY_NODE, nvml.TOPOLOGY_SYSTEM} {
+		if topologyLevelName(l) == name {
+			return l, true
+		}
+	}
+	return 0, false
+}
+
+var p2pStatusNames = map[nvml.GpuP2PStatus]string{
+	nvml.P2P_STATUS_OK:                         "OK",
+	nvml.P2P_STATUS_CHIPSET_NOT_SUPPORTED:      "CHIPSET_NOT_SUPPORTED",
+	nvml.P2P_STATUS_GPU_NOT_SUPPORTED:          "GPU_NOT_SUPPORTED",
+	nvml.P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED: "IOH_TOPOLOGY_NOT_SUPPORTED",
+	nvml.P2P_STATUS_DISABLED_BY_REGKEY:         "DISABLED_BY_REGKEY",
+	nvml.P2P_STATUS_NOT_SUPPORTED:              "NOT_SUPPORTED",
+	nvml.P2P_STATUS_UNKNOWN:                    "UNKNOWN",
+}
+
+func p2pStatus(s nvml.GpuP2PStatus, ret nvml.Return) string {
+	if ret != nvml.SUCCESS {
+		return nvml.ErrorString(ret)
+	}
+	if n, ok := p2pStatusNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("STATUS_%d", s)
+}
+
+// p2pStatusValue is the inverse of p2pStatus, for recordings.
+func p2pStatusValue(name string) (nvml.GpuP2PStatus, bool) {
+	for v, n := range p2pStatusNames {
+		if n == name {
+			return v, true
+		}
+	}
+	return 0, false
+}
+
+// cString converts NVML's NUL-terminated char arrays.
+func cString(b []int8) string {
+	var sb strings.Builder
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		sb.WriteByte(byte(c))
+	}
+	return sb.String()
+}
