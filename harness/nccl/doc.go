@@ -1,0 +1,24 @@
+// Package nccl reads what NCCL and nccl-tests print, and says which transport
+// NCCL picked. It never runs anything: the runner built on top feeds it the
+// recorded or captured output through an io.Reader.
+//
+// Three parsers, one file each:
+//
+//   - ParseTests (tests.go) reads the text output of the nccl-tests binaries
+//     (all_reduce_perf, all_gather_perf, sendrecv_perf, ...; nccl-tests 2.x):
+//     header, rank/device lines, the result table, the out-of-bounds and
+//     average bus bandwidth footer, and "Test ... failure" lines. NCCL log
+//     lines interleaved with the table are skipped.
+//   - ParseTestsJSON (testsjson.go) reads the file written by `-J file.json`
+//     into the same TestsResult.
+//   - ParseLog (log.go) reads an NCCL_DEBUG=INFO log (NCCL 2.18 to 2.28+,
+//     NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,P2P,SHM) into a LogSummary: the
+//     version, the network, the NICs and their GPU Direct RDMA state, the
+//     NCCL_* settings NCCL echoed, the communicator shape, every channel
+//     connection classified into a stable transport class, and WARN lines.
+//
+// (*LogSummary).Verdict (verdict.go) turns the transport counts into
+// "direct", "fallback" or "unknown", judged against what the topology
+// expects. Classes and verdicts are matched by name, never by NCCL's distance
+// integers, whose meaning changes between versions.
+package nccl

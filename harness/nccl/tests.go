@@ -1,0 +1,375 @@
+package nccl
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// ErrNoData is wrapped by the parsers when the input holds nothing they
+// recognise, so callers can tell an empty or foreign file from a broken one.
+var ErrNoData = errors.New("no recognisable output")
+
+// TestsResult is one nccl-tests run, from its text output or its -J JSON.
+type TestsResult struct {
+	Collective   string    `json:"collective"`              // "# Collective test starting: X", or the binary in the JSON args
+	TestsVersion string    `json:"tests_version,omitempty"` // "# nccl-tests version 2.19.6 ..."
+	NCCLVersion  string    `json:"nccl_version,omitempty"`  // "NCCL version 2.28.3+cuda13.0", else nccl-library=22803
+	CUDAVersion  string    `json:"cuda_version,omitempty"`  // the +cudaX.Y suffix of the NCCL version line
+	Devices      []Device  `json:"devices"`                 // "#  Rank  0 Group  0 Pid ..." lines
+	Rows         []Row     `json:"rows"`                    // the result table, in output order
+	OutOfBounds  *int      `json:"out_of_bounds"`           // "# Out of bounds values : N OK|FAILED"; nil when the line is missing
+	AvgBusBW     *float64  `json:"avg_busbw"`               // "# Avg bus bandwidth : X" in GB/s; nil when missing
+	Failures     []Failure `json:"failures"`                // "Test NCCL|CUDA failure", "Test failure", "# error:"
+	// Unparsed keeps lines that started like a table row but did not parse,
+	// so damage in a recording is visible instead of silently dropped.
+	Unparsed []string `json:"unparsed,omitempty"`
+}
+
+// Device is one "#  Rank N Group G Pid P on HOST device D [BUSID] NAME" line.
+type Device struct {
+	Rank   int    `json:"rank"`
+	Group  int    `json:"group"` // 0 where the version prints no Group
+	PID    int    `json:"pid"`
+	Host   string `json:"host"`
+	Device int    `json:"device"` // CUDA device index on the host
+	BusID  string `json:"bus_id"` // as printed: "0000:00:06", "0x01"
+	Name   string `json:"name"`
+}
+
+// Row is one line of the result table. OOP is the out-of-place run, IP the
+// in-place one; times are in microseconds and bandwidths in GB/s.
+type Row struct {
+	Size     int64   `json:"size"`  // bytes
+	Count    int64   `json:"count"` // elements
+	Type     string  `json:"type"`
+	RedOp    string  `json:"redop"`
+	Root     int     `json:"root"` // -1 where the collective has none
+	TimeOOP  float64 `json:"time_oop_us"`
+	AlgBWOOP float64 `json:"algbw_oop"`
+	BusBWOOP float64 `json:"busbw_oop"`
+	WrongOOP *int64  `json:"wrong_oop"` // nil when printed as N/A or as the pre-2.13 "error" column
+	TimeIP   float64 `json:"time_ip_us"`
+	AlgBWIP  float64 `json:"algbw_ip"`
+	BusBWIP  float64 `json:"busbw_ip"`
+	WrongIP  *int64  `json:"wrong_ip"`
+	Wrong    int64   `json:"wrong"` // WrongOOP + WrongIP, N/A counted as 0
+}
+
+// BusBW is the better of the out-of-place and in-place bus bandwidth: either
+// one shows what the path can carry, and nccl-tests averages both.
+func (r Row) BusBW() float64 { return max(r.BusBWOOP, r.BusBWIP) }
+
+// Failure is an error nccl-tests reported in its output.
+type Failure struct {
+	Kind    string `json:"kind"`            // "NCCL", "CUDA", "test" (a TESTCHECK trace) or "error" ("# error:")
+	Host    string `json:"host,omitempty"`  // the host that printed it
+	PID     int    `json:"pid,omitempty"`   // only "Test failure" lines carry it
+	Where   string `json:"where,omitempty"` // source location, e.g. "common.cu:1304"
+	Message string `json:"message,omitempty"`
+}
+
+// BusBWAt returns Row.BusBW of the row whose size is exactly size.
+func (t *TestsResult) BusBWAt(size int64) (float64, bool) {
+	for _, r := range t.Rows {
+		if r.Size == size {
+			return r.BusBW(), true
+		}
+	}
+	return 0, false
+}
+
+// PeakBusBW returns the highest Row.BusBW and the size it was reached at;
+// zeros when there are no rows.
+func (t *TestsResult) PeakBusBW() (busbw float64, size int64) {
+	for _, r := range t.Rows {
+		if bw := r.BusBW(); bw > busbw {
+			busbw, size = bw, r.Size
+		}
+	}
+	return busbw, size
+}
+
+// LargeSizeBusBW averages Row.BusBW over the rows of at least minSize bytes.
+// Baselines compare this rather than one size, because runs differ in the
+// sizes they step through and small sizes measure latency, not the path.
+func (t *TestsResult) LargeSizeBusBW(minSize int64) (float64, bool) {
+	var sum float64
+	var n int
+	for _, r := range t.Rows {
+		if r.Size >= minSize {
+			sum += r.BusBW()
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// Failed reports whether nccl-tests itself saw a problem: a failure line,
+// out-of-bounds values, or wrong elements in any row.
+func (t *TestsResult) Failed() bool {
+	if len(t.Failures) > 0 || (t.OutOfBounds != nil && *t.OutOfBounds > 0) {
+		return true
+	}
+	for _, r := range t.Rows {
+		if r.Wrong > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	testsVersionRe = regexp.MustCompile(`^#\s*nccl-tests version (\S+)(?:.*nccl-library=(\d+))?`)
+	collectiveRe   = regexp.MustCompile(`^#\s*Collective test starting:\s*(\S+)`)
+	deviceRe       = regexp.MustCompile(`^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$`)
+	outOfBoundsRe  = regexp.MustCompile(`^#\s*Out of bounds values\s*:\s*(\d+)`)
+	avgBusBWRe     = regexp.MustCompile(`^#\s*Avg bus bandwidth\s*:\s*(\S+)`)
+	ncclVersionRe  = regexp.MustCompile(`NCCL version ([0-9]+\.[0-9]+\.[0-9]+)[^\s+]*(?:\+cuda([0-9.]+))?`)
+	checkFailRe    = regexp.MustCompile(`^\s*(.*?):? Test (CUDA|NCCL) failure (\S+)\s*(.*?)\s*$`)
+	traceFailRe    = regexp.MustCompile(`^\s*\.\. (\S+) pid (\d+): Test failure (\S+)`)
+	lastErrorRe    = regexp.MustCompile(`^#\s*error:\s*(.*?)\s*$`)
+)
+
+// layout is where the table columns sit, read from the header line because
+// it differs between nccl-tests versions: redop and root were added in 2.13,
+// -R adds per-iteration columns, -T a timestamp.
+type layout struct {
+	lead  []string // columns before the first time column: size, count, type, [redop], [root]
+	width int      // columns per placement: time algbw busbw #wrong [i_min i_max i_p99 i_cv%]
+	count bool     // whether the 4th column of a placement is #wrong (a count), not "error"
+}
+
+// defaultLayout is nccl-tests 2.13+, used when the header was trimmed away.
+var defaultLayout = layout{lead: []string{"size", "count", "type", "redop", "root"}, width: 4, count: true}
+
+// parseHeader reads a "#  size  count  type ... time algbw busbw #wrong ..."
+// line; ok is false for any other line.
+func parseHeader(line string) (layout, bool) {
+	cols := strings.Fields(strings.TrimLeft(line, "# "))
+	if len(cols) < 6 || cols[0] != "size" || cols[1] != "count" {
+		return layout{}, false
+	}
+	var times []int
+	for i, c := range cols {
+		if c == "time" || c == "cputime" {
+			times = append(times, i)
+		}
+	}
+	if len(times) == 0 {
+		return layout{}, false
+	}
+	l := layout{lead: cols[:times[0]], width: len(cols) - times[0]}
+	if len(times) > 1 {
+		l.width = times[1] - times[0]
+	}
+	if l.width < 4 {
+		return layout{}, false
+	}
+	l.count = cols[times[0]+3] == "#wrong"
+	return l, true
+}
+
+// ParseTests reads the text output of an nccl-tests binary.
+func ParseTests(r io.Reader) (*TestsResult, error) {
+	res := &TestsResult{Devices: []Device{}, Rows: []Row{}, Failures: []Failure{}}
+	lay := defaultLayout
+	var libraryCode string
+	seen := false
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := ncclVersionRe.FindStringSubmatch(line); m != nil && res.NCCLVersion == "" {
+			res.NCCLVersion, res.CUDAVersion, seen = m[1], m[2], true
+			continue
+		}
+		if isLogLine(line) {
+			continue // NCCL's own log, interleaved with the table
+		}
+		trimmed := strings.TrimSpace(line)
+		if strings.HasPrefix(trimmed, "#") {
+			if parseTestsComment(trimmed, res, &lay, &libraryCode) {
+				seen = true
+			}
+			continue
+		}
+		if f, ok := parseFailure(line); ok {
+			res.Failures = append(res.Failures, f)
+			seen = true
+			continue
+		}
+		fields := strings.Fields(trimmed)
+		if len(fields) == 0 {
+			continue
+		}
+		if _, err := strconv.ParseInt(fields[0], 10, 64); err != nil {
+			continue // prose, "...", launcher noise
+		}
+		row, ok := parseRow(fields, lay)
+		if !ok {
+			res.Unparsed = append(res.Unparsed, line)
+			continue
+		}
+		res.Rows = append(res.Rows, row)
+		seen = true
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading nccl-tests output: %w", err)
+	}
+	if !seen {
+		return nil, fmt.Errorf("parsing nccl-tests output: %w", ErrNoData)
+	}
+	if res.NCCLVersion == "" && libraryCode != "" {
+		res.NCCLVersion = versionFromCode(libraryCode)
+	}
+	return res, nil
+}
+
+// parseTestsComment handles one "#" line and reports whether it was one
+// nccl-tests prints.
+func parseTestsComment(line string, res *TestsResult, lay *layout, libraryCode *string) bool {
+	if m := testsVersionRe.FindStringSubmatch(line); m != nil {
+		res.TestsVersion, *libraryCode = m[1], m[2]
+		return true
+	}
+	if m := collectiveRe.FindStringSubmatch(line); m != nil {
+		if res.Collective == "" {
+			res.Collective = m[1]
+		}
+		return true
+	}
+	if m := deviceRe.FindStringSubmatch(line); m != nil {
+		res.Devices = append(res.Devices, Device{
+			Rank: atoi(m[1]), Group: atoi(m[2]), PID: atoi(m[3]), Host: m[4],
+			Device: atoi(m[5]), BusID: m[6], Name: m[7],
+		})
+		return true
+	}
+	if m := outOfBoundsRe.FindStringSubmatch(line); m != nil {
+		n := atoi(m[1])
+		res.OutOfBounds = &n
+		return true
+	}
+	if m := avgBusBWRe.FindStringSubmatch(line); m != nil {
+		// nccl-tests prints "nan" when no size ran; that is no average.
+		if v, err := strconv.ParseFloat(m[1], 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			res.AvgBusBW = &v
+		}
+		return true
+	}
+	if m := lastErrorRe.FindStringSubmatch(line); m != nil {
+		res.Failures = append(res.Failures, Failure{Kind: "error", Message: m[1]})
+		return true
+	}
+	if l, ok := parseHeader(line); ok {
+		*lay = l
+		return true
+	}
+	return false
+}
+
+func parseFailure(line string) (Failure, bool) {
+	if m := traceFailRe.FindStringSubmatch(line); m != nil {
+		return Failure{Kind: "test", Host: m[1], PID: atoi(m[2]), Where: m[3]}, true
+	}
+	if m := checkFailRe.FindStringSubmatch(line); m != nil {
+		return Failure{Kind: m[2], Host: m[1], Where: m[3], Message: strings.Trim(m[4], `'"`)}, true
+	}
+	return Failure{}, false
+}
+
+// parseRow reads one table line laid out as lay says. Columns past the two
+// placements (a -T timestamp) are ignored.
+func parseRow(f []string, lay layout) (Row, bool) {
+	n := len(lay.lead)
+	if len(f) < n+2*lay.width {
+		return Row{}, false
+	}
+	row := Row{Root: -1}
+	for i, col := range lay.lead {
+		var err error
+		switch col {
+		case "size":
+			row.Size, err = strconv.ParseInt(f[i], 10, 64)
+		case "count":
+			row.Count, err = strconv.ParseInt(f[i], 10, 64)
+		case "type":
+			row.Type = f[i]
+		case "redop":
+			row.RedOp = f[i]
+		case "root":
+			row.Root, err = strconv.Atoi(f[i])
+		}
+		if err != nil {
+			return Row{}, false
+		}
+	}
+	var ok1, ok2 bool
+	row.TimeOOP, row.AlgBWOOP, row.BusBWOOP, row.WrongOOP, ok1 = parsePlacement(f[n:n+lay.width], lay.count)
+	row.TimeIP, row.AlgBWIP, row.BusBWIP, row.WrongIP, ok2 = parsePlacement(f[n+lay.width:n+2*lay.width], lay.count)
+	if !ok1 || !ok2 {
+		return Row{}, false
+	}
+	for _, w := range []*int64{row.WrongOOP, row.WrongIP} {
+		if w != nil {
+			row.Wrong += *w
+		}
+	}
+	return row, true
+}
+
+func parsePlacement(f []string, count bool) (time, algbw, busbw float64, wrong *int64, ok bool) {
+	var v [3]float64
+	for i := range v {
+		x, err := strconv.ParseFloat(f[i], 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, 0, 0, nil, false
+		}
+		v[i] = x
+	}
+	if f[3] != "N/A" {
+		// Printed with %g, so a large count may read "1e+06".
+		x, err := strconv.ParseFloat(f[3], 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return 0, 0, 0, nil, false
+		}
+		if count {
+			n := int64(x)
+			wrong = &n
+		}
+	}
+	return v[0], v[1], v[2], wrong, true
+}
+
+// isLogLine reports whether line is NCCL's own debug output.
+func isLogLine(line string) bool {
+	return strings.Contains(line, " NCCL INFO") || strings.Contains(line, " NCCL WARN") || strings.Contains(line, " NCCL TRACE")
+}
+
+// versionFromCode turns NCCL_VERSION_CODE (22803) into "2.28.3". Codes from
+// 2.9 on are X*10000+Y*100+Z; older ones were X*1000+Y*100+Z.
+func versionFromCode(s string) string {
+	c, err := strconv.Atoi(s)
+	if err != nil || c <= 0 {
+		return ""
+	}
+	if c >= 10000 {
+		return fmt.Sprintf("%d.%d.%d", c/10000, c/100%100, c%100)
+	}
+	return fmt.Sprintf("%d.%d.%d", c/1000, c/100%10, c%100)
+}
+
+// atoi is strconv.Atoi for fields a regexp already proved numeric or empty.
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
