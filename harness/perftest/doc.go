@@ -1,0 +1,19 @@
+// Package perftest reads the output of linux-rdma/perftest (ib_write_bw,
+// ib_read_bw, ib_send_bw, ib_write_lat, ib_read_lat and their siblings).
+//
+// It is a pure parser: [Parse] reads the text a run prints and [ParseJSON]
+// reads the file written by --out_json/--out_json_file. Running the binaries
+// belongs to a runner that feeds these parsers.
+//
+// gdrcheck uses perftest to show that a NIC can DMA straight into GPU memory,
+// so besides the numbers a [Result] says where the buffers lived ([Mem]):
+// host memory, CUDA memory registered with ibv_reg_mr (the nvidia_peermem
+// path) or CUDA memory exported as a DMA-BUF (ibv_reg_dmabuf_mr). A run that
+// fails keeps the rows it printed before the failure, and the failure keeps
+// its cause (work completion status, errno), because a partial run is often
+// the evidence that matters: host memory reaching 381 Gb/s and then failing
+// tells a different story from a run that never started.
+//
+// Bandwidths are exported in Gb/s whatever unit perftest printed; the unit
+// seen is kept in [Result.Unit].
+package perftest
