@@ -20,6 +20,7 @@ type NIC struct {
 	FirmwareVer  string      `json:"fw_ver,omitempty"`       // fw_ver
 	NUMANode     int         `json:"numa_node"`              // PCI numa_node; -1 unknown
 	CPUList      string      `json:"cpu_list,omitempty"`     // PCI local_cpulist
+	Link         *PCIeLink   `json:"link,omitempty"`         // PCI current/max link
 	Ports        []NICPort   `json:"ports"`                  // ports/<n>
 	NetDevs      []string    `json:"netdevs,omitempty"`      // rdmamap: netdevs on the same PCI function
 	UverbsDevice string      `json:"uverbs,omitempty"`       // rdmamap: /dev/infiniband/uverbsN
@@ -73,7 +74,7 @@ func (h Host) NICs(pci map[string]PCIDevice, rm RDMAMapping) ([]NIC, error) {
 			return nil, err
 		}
 		if pd, ok := pci[n.BusID]; ok {
-			n.NUMANode, n.CPUList = pd.NUMA, pd.CPUList
+			n.NUMANode, n.CPUList, n.Link = pd.NUMA, pd.CPUList, pd.Link
 		}
 		for _, num := range sortedPorts(dev.Ports) {
 			p := dev.Ports[num]

@@ -154,3 +154,27 @@ func NoGPU(dir string) (*Tree, error) {
 	t.NVML = &node.NVMLRecording{InitError: "ERROR_DRIVER_NOT_LOADED"}
 	return t, t.Finish()
 }
+
+// Fixture is a named synthetic node.
+type Fixture struct {
+	Name  string
+	About string
+	Build func(dir string) (*Tree, error)
+}
+
+// Fixtures are the synthetic nodes shipped in fixtures/nodes. Names say
+// the hardware and what the node shows.
+func Fixtures() []Fixture {
+	with := func(vs ...Variant) func(string) (*Tree, error) {
+		return func(d string) (*Tree, error) { return H100x8(d, vs...) }
+	}
+	return []Fixture{
+		{"h100x8-nvswitch-cx7-pix", "8 x H100 on NVSwitch, 8 x ConnectX-7 NDR, each GPU PIX to its rail NIC: healthy", with()},
+		{"h100x8-nic-sys", "NICs of socket 1 slotted into socket 0: GPUs 4-7 reach their NIC only across the SMP link (SYS)", with(NICsOnOtherSocket())},
+		{"h100x8-gpu-downtrained", "GPU 3 links at x8 instead of x16", with(DowntrainedGPU(3))},
+		{"h100x8-acs-redirect", "ACS P2P request and completion redirect on the switch ports of GPUs 2-3", with(ACSRedirect())},
+		{"h100x8-iommu-translating", "IOMMU on with DMA-FQ (translating) domains for every device", with(IOMMU("DMA-FQ"))},
+		{"h100x8-iommu-passthrough", "IOMMU on with identity (passthrough) domains: fine for GPUDirect", with(IOMMU("identity"))},
+		{"cpu-no-gpu", "one ConnectX-7 and no NVIDIA GPU; the driver is not loaded", NoGPU},
+	}
+}

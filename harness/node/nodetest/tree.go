@@ -106,11 +106,11 @@ var Gen5x16 = Link{32, 32, 16, 16}
 // is the ACS control register; a negative value gives the bridge no ACS
 // capability.
 func (t *Tree) Bridge(parent, addr string, acsCtl int) {
-	var cfg []byte
+	// Config space is cut after the capability: a fixture does not need
+	// 4 KiB of zeros per bridge.
+	cfg := make([]byte, 0x110)
 	if acsCtl >= 0 {
-		cfg = ACSConfig(uint16(acsCtl))
-	} else {
-		cfg = make([]byte, 4096)
+		cfg = ACSConfig(uint16(acsCtl))[:0x110]
 	}
 	t.device(parent, addr, 0x8086, 0x1234, 0x060400, Gen5x16, cfg)
 }
@@ -154,7 +154,7 @@ func (t *Tree) device(parent, addr string, vendor, device, class uint32, l Link,
 
 // GPU adds an NVIDIA GPU function (3D controller) with its link.
 func (t *Tree) GPU(parent, addr string, deviceID uint32, l Link) {
-	t.device(parent, addr, 0x10de, deviceID, 0x030200, l, make([]byte, 4096))
+	t.device(parent, addr, 0x10de, deviceID, 0x030200, l, nil)
 }
 
 // NIC describes an RDMA function: its ibdev name, netdev and ports.
@@ -179,7 +179,7 @@ func CX7(ibdev, netdev string) NIC {
 // AddNIC adds a Mellanox function with its InfiniBand class device, uverbs
 // node, netdev and one port, laid out as mlx5_core does.
 func (t *Tree) AddNIC(parent, addr string, n NIC) {
-	base := t.device(parent, addr, 0x15b3, n.DeviceID, 0x020700, Gen5x16, make([]byte, 4096))
+	base := t.device(parent, addr, 0x15b3, n.DeviceID, 0x020700, Gen5x16, nil)
 	if base == "" {
 		return
 	}

@@ -1,0 +1,67 @@
+# gdrcheck: prove GPUDirect RDMA works on GPU clusters.
+#
+#   make test   install what the tests need (Debian packages) and run every test
+#   make run    the main job on the embedded default (see README)
+#   make build  bin/gdrcheck
+#   make bench  benchmarks (figures go in issue notes, not in timed tests)
+
+SHELL := /bin/bash
+export PATH := /usr/local/go/bin:$(PATH)
+# go-nvml's cgo preamble includes nvml.h, whose deprecated declarations
+# would drown every build in warnings.
+export CGO_ENABLED := 1
+export CGO_CFLAGS := -Wno-deprecated-declarations
+
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X main.version=$(VERSION)
+BIN     := bin/gdrcheck
+NODES   := $(patsubst %.ttar,%,$(wildcard fixtures/nodes/*.ttar))
+# Debian packages the tests use: xmllint validates JUnit against the xUnit
+# schema; gcc builds go-nvml's cgo.
+DEBS    := libxml2-utils gcc
+
+.PHONY: all build test deps vet run bench fixtures fixtures-update clean
+
+all: build
+
+build:
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gdrcheck
+
+deps:
+	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+vet:
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+test: deps vet
+	$(GO) test -count=1 ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Unpack the fixture nodes (fixtures/nodes/<name>/, git-ignored) for use by
+# hand: bin/gdrcheck run --host-root fixtures/nodes/<name>
+fixtures: $(NODES)
+fixtures/nodes/%: fixtures/nodes/%.ttar
+	rm -rf $@ && mkdir -p $@ && $(GO) run ./internal/ttar/cmd/ttar -x -f $< -C $@
+
+# Rewrite the synthetic fixture nodes from harness/node/nodetest.
+fixtures-update:
+	$(GO) run ./fixtures/gen -out fixtures/nodes
+
+# Until the Slurm job lands, the main job is `gdrcheck run` on the recorded
+# 2 x H200 node.
+RUN_NODE ?= fixtures/nodes/h200x2-nv18-vm.ttar
+run: build
+	@echo "make run: no Slurm job yet; running every node suite on the recorded node $(RUN_NODE)"
+	$(BIN) run --host-root $(RUN_NODE) --out out/run
+
+clean:
+	rm -rf bin out

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gdrcheck/gdrcheck/internal/ttar"
+)
+
+// options are the flags every command shares.
+type options struct {
+	hostRoot string
+}
+
+func newRootCmd() *cobra.Command {
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:   "gdrcheck",
+		Short: "Prove GPUDirect RDMA works on GPU nodes",
+		Long: `gdrcheck proves, node by node, that GPUDirect RDMA is really in use: that
+GPUs and RDMA NICs are wired for it, that the kernel's peer-memory path
+works, and that NCCL takes the direct path rather than staging through host
+memory. Results are JUnit for Jenkins, results.json, and tables for people.
+
+Exit codes (every command that evaluates a node):
+  0  every check passed
+  1  a check failed
+  2  the node could not be evaluated (no driver, unreadable host, bad input)`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       version,
+	}
+	cmd.PersistentFlags().StringVar(&o.hostRoot, "host-root", "/", "read sysfs and procfs under `DIR` (DIR/sys, DIR/proc) instead of /; a recorded node (gdrcheck snapshot) as a directory or a .ttar archive")
+	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o))
+	return cmd
+}
+
+// root resolves --host-root: a .ttar archive is unpacked to a temporary
+// directory that done removes.
+func (o *options) root() (dir string, done func(), err error) {
+	if !strings.HasSuffix(o.hostRoot, ".ttar") {
+		return o.hostRoot, func() {}, nil
+	}
+	dir, err = os.MkdirTemp("", "gdrcheck-host-")
+	if err != nil {
+		return "", nil, err
+	}
+	done = func() { os.RemoveAll(dir) }
+	if err := ttar.ExtractFile(o.hostRoot, dir); err != nil {
+		done()
+		return "", nil, fmt.Errorf("--host-root: %w", err)
+	}
+	return dir, done, nil
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/harness/runner"
+	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/suites"
+)
+
+type runOptions struct {
+	suites         []string
+	out            string
+	nodeName       string
+	maxPath        string
+	allowCrossNUMA bool
+	expect         string
+	timeout        time.Duration
+	format         string
+	quiet          bool
+	tcProps        bool
+}
+
+func newRunCmd(o *options) *cobra.Command {
+	r := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the node suites on this node (no Slurm)",
+		Long: `Run collects this node's evidence once (NVML, sysfs, procfs) and runs the
+selected spec suites against it in-process. It writes DIR/junit.xml and
+DIR/results.json (atomically) and prints a summary table.
+
+Suites:
+` + suites.LabelHelp() + `
+The quick gate before a driver or kernel upgrade is
+  gdrcheck run --suites topology,kernel,bar1
+
+Exit 0 when every spec passed, 1 when a spec failed, 2 when the node could
+not be evaluated (no driver, unreadable host, bad input).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return r.run(cmd, o) },
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&r.suites, "suites", nil, "comma-separated suites to run (default: all)")
+	f.StringVar(&r.out, "out", "gdrcheck-results", "write junit.xml and results.json into `DIR`")
+	f.StringVar(&r.nodeName, "node-name", "", "name of this node in the report (default: $SLURMD_NODENAME, then the host name)")
+	f.StringVar(&r.maxPath, "max-gdr-path", "PXB", "farthest GPU<->NIC PCIe path accepted for GPUDirect: PIX, PXB, PHB, NODE or SYS")
+	f.BoolVar(&r.allowCrossNUMA, "allow-cross-numa", false, "accept a GPU whose preferred NIC sits on another NUMA node")
+	f.StringVar(&r.expect, "expect", "", "compare the GPU<->NIC inventory with the one stored in `FILE` (gdrcheck inventory --format yaml)")
+	f.DurationVar(&r.timeout, "timeout", time.Hour, "give up on the suites after this long")
+	f.StringVar(&r.format, "format", "text", "table format: text or markdown")
+	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress on stderr")
+	f.BoolVar(&r.tcProps, "junit-testcase-properties", false, "add <properties> to JUnit testcases (Jenkins JUnit plugin keepProperties; not valid xUnit junit-10.xsd)")
+	return cmd
+}
+
+func (r *runOptions) run(cmd *cobra.Command, o *options) error {
+	cfg, err := r.config()
+	if err != nil {
+		return err
+	}
+	root, done, err := o.root()
+	if err != nil {
+		return err
+	}
+	defer done()
+	if r.format != reports.FormatText && r.format != reports.FormatMarkdown {
+		return fmt.Errorf("--format %q: want text or markdown", r.format)
+	}
+	if err := os.MkdirAll(r.out, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	var progress io.Writer = stderr
+	if r.quiet {
+		progress = nil
+	}
+	selected := r.suites
+	if len(selected) == 0 {
+		selected = suites.Labels()
+	}
+	fmt.Fprintf(stdout, "gdrcheck %s: host root %s, suites %s\n", version, o.hostRoot, strings.Join(selected, ","))
+	res, ev, err := runner.Run(runner.Options{
+		HostRoot:  root,
+		HostLabel: o.hostRoot,
+		Suites:    r.suites,
+		NodeName:  r.nodeName,
+		Config:    cfg,
+		Progress:  progress,
+		Timeout:   r.timeout,
+		Version:   version,
+		Args:      os.Args[1:],
+	})
+	if err != nil {
+		return err
+	}
+	if ev != nil {
+		fmt.Fprintf(stdout, "node %s: driver %s, kernel %s, %d GPU(s), %d RDMA NIC(s)\n", res.Nodes[0].Name, orDash(ev.Host.DriverVersion), orDash(ev.Host.Kernel), len(ev.GPUs), len(ev.NICs))
+	}
+	if err := writeReports(r.out, res, reports.JUnitOptions{TestcaseProperties: r.tcProps}); err != nil {
+		return err
+	}
+	if err := printTables(stdout, res, r.format); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "JUnit:   %s\nResults: %s\n", filepath.Join(r.out, "junit.xml"), filepath.Join(r.out, "results.json"))
+	if code := res.ExitCode(); code != reports.ExitPassed {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+func (r *runOptions) config() (suites.Config, error) {
+	cfg := suites.DefaultConfig()
+	if err := suites.CheckLabels(r.suites); err != nil {
+		return cfg, fmt.Errorf("--suites: %w", err)
+	}
+	c, err := node.ParsePathClass(strings.ToUpper(r.maxPath))
+	if err != nil {
+		return cfg, fmt.Errorf("--max-gdr-path: %w", err)
+	}
+	cfg.MaxGDRPath = c
+	cfg.AllowCrossNUMA = r.allowCrossNUMA
+	if r.expect != "" {
+		inv, err := readInventory(r.expect)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Expect, cfg.ExpectFile = &inv, r.expect
+	}
+	return cfg, nil
+}
+
+func readInventory(path string) (node.Inventory, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return node.Inventory{}, fmt.Errorf("--expect: %w", err)
+	}
+	inv, err := node.ParseInventory(b)
+	if err != nil {
+		return inv, fmt.Errorf("--expect %s: %w", path, err)
+	}
+	return inv, nil
+}
+
+// writeReports writes results.json and junit.xml into dir, each atomically.
+func writeReports(dir string, res *reports.Results, jo reports.JUnitOptions) error {
+	if err := res.Write(filepath.Join(dir, "results.json")); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := reports.WriteJUnit(&buf, res, jo); err != nil {
+		return err
+	}
+	return reports.WriteFile(filepath.Join(dir, "junit.xml"), buf.Bytes())
+}
+
+func printTables(w io.Writer, res *reports.Results, format string) error {
+	fmt.Fprintln(w)
+	if err := reports.SummaryTable(res).Render(w, format); err != nil {
+		return err
+	}
+	if f := reports.FailuresTable(res); len(f.Rows) > 0 {
+		return f.Render(w, format)
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

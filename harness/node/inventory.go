@@ -1,0 +1,154 @@
+package node
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Inventory is the GPU <-> NIC rail map that schedulers and runbooks
+// consume, and what `--expect` compares against after hardware work.
+type Inventory struct {
+	Node  string          `json:"node" yaml:"node"`
+	GPUs  []InventoryGPU  `json:"gpus" yaml:"gpus"`
+	Paths []InventoryPath `json:"paths" yaml:"paths"`
+}
+
+// InventoryGPU is one GPU and its rail.
+type InventoryGPU struct {
+	Index         int       `json:"index" yaml:"index"`
+	UUID          string    `json:"uuid" yaml:"uuid"`
+	BusID         string    `json:"bus_id" yaml:"bus_id"`
+	Name          string    `json:"name,omitempty" yaml:"name,omitempty"`
+	NUMANode      int       `json:"numa_node" yaml:"numa_node"`
+	CPUList       string    `json:"cpu_list" yaml:"cpu_list"`
+	PreferredNIC  string    `json:"preferred_nic,omitempty" yaml:"preferred_nic,omitempty"`
+	PreferredPort string    `json:"preferred_port,omitempty" yaml:"preferred_port,omitempty"` // mlx5_0:1
+	NetDev        string    `json:"netdev,omitempty" yaml:"netdev,omitempty"`
+	Path          PathClass `json:"path,omitempty" yaml:"path,omitempty"`
+	NICNUMANode   *int      `json:"nic_numa_node,omitempty" yaml:"nic_numa_node,omitempty"`
+}
+
+// InventoryPath is one GPU <-> NIC pair and its class.
+type InventoryPath struct {
+	GPU      string    `json:"gpu" yaml:"gpu"` // bus id
+	GPUIndex int       `json:"gpu_index" yaml:"gpu_index"`
+	NIC      string    `json:"nic" yaml:"nic"`
+	Path     PathClass `json:"path" yaml:"path"`
+}
+
+// Inventory derives the rail map from the evidence.
+func (e *Evidence) Inventory() Inventory {
+	inv := Inventory{Node: e.Host.Hostname, GPUs: []InventoryGPU{}, Paths: []InventoryPath{}}
+	for _, g := range e.GPUs {
+		ig := InventoryGPU{Index: g.Index, UUID: g.UUID, BusID: g.BusID, Name: g.Name, NUMANode: g.NUMANode, CPUList: g.CPUList}
+		if p, ok := e.PreferredPath(g.BusID); ok {
+			ig.PreferredNIC, ig.Path = p.NIC, p.Class
+			if n, ok := e.NIC(p.NIC); ok {
+				numa := n.NUMANode
+				ig.NICNUMANode = &numa
+				if port, ok := firstActivePort(n); ok {
+					ig.PreferredPort = fmt.Sprintf("%s:%d", n.Name, port)
+				}
+				if len(n.NetDevs) > 0 {
+					ig.NetDev = n.NetDevs[0]
+				}
+			}
+		}
+		inv.GPUs = append(inv.GPUs, ig)
+	}
+	for _, p := range e.Paths {
+		inv.Paths = append(inv.Paths, InventoryPath{GPU: p.GPU, GPUIndex: p.GPUIndex, NIC: p.NIC, Path: p.Class})
+	}
+	return inv
+}
+
+// firstActivePort picks the port a rail uses: the first active one, else
+// the first.
+func firstActivePort(n NIC) (uint, bool) {
+	for _, p := range n.Ports {
+		if p.Active() {
+			return p.Port, true
+		}
+	}
+	if len(n.Ports) > 0 {
+		return n.Ports[0].Port, true
+	}
+	return 0, false
+}
+
+// ParseInventory reads an inventory written by `gdrcheck inventory` as YAML
+// or JSON. Unknown fields are errors; errors name the line.
+func ParseInventory(b []byte) (Inventory, error) {
+	var inv Inventory
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&inv); err != nil {
+		return inv, err
+	}
+	if len(inv.GPUs) == 0 {
+		return inv, fmt.Errorf("no gpus listed")
+	}
+	for i, g := range inv.GPUs {
+		if g.BusID == "" {
+			return inv, fmt.Errorf("gpus[%d]: bus_id is empty", i)
+		}
+		if g.Path != "" {
+			if _, err := ParsePathClass(string(g.Path)); err != nil {
+				return inv, fmt.Errorf("gpus[%d] (%s): %w", i, g.BusID, err)
+			}
+		}
+	}
+	return inv, nil
+}
+
+// Drift lists how the actual inventory differs from the expected one, GPU by
+// GPU (matched by PCI slot, since that is what stays put across a swap),
+// in sentences that name the GPU, what was found and what was expected.
+func Drift(expected, actual Inventory) []string {
+	act := map[string]InventoryGPU{}
+	for _, g := range actual.GPUs {
+		act[g.BusID] = g
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range expected.GPUs {
+		g, ok := act[w.BusID]
+		seen[w.BusID] = true
+		if !ok {
+			out = append(out, fmt.Sprintf("GPU %s (%s) is missing; expected %s on rail %s", w.BusID, w.UUID, w.Name, railOf(w)))
+			continue
+		}
+		who := fmt.Sprintf("GPU %d %s", g.Index, g.BusID)
+		if w.UUID != "" && g.UUID != w.UUID {
+			out = append(out, fmt.Sprintf("%s: UUID %s, expected %s (GPU swapped)", who, g.UUID, w.UUID))
+		}
+		if g.PreferredNIC != w.PreferredNIC || g.Path != w.Path {
+			out = append(out, fmt.Sprintf("%s: rail %s, expected %s", who, railOf(g), railOf(w)))
+		}
+		if g.NUMANode != w.NUMANode {
+			out = append(out, fmt.Sprintf("%s: NUMA node %d, expected %d", who, g.NUMANode, w.NUMANode))
+		}
+	}
+	var extra []string
+	for id := range act {
+		if !seen[id] {
+			extra = append(extra, id)
+		}
+	}
+	sort.Strings(extra)
+	for _, id := range extra {
+		g := act[id]
+		out = append(out, fmt.Sprintf("GPU %d %s (%s) is not in the expected inventory", g.Index, g.BusID, g.UUID))
+	}
+	return out
+}
+
+func railOf(g InventoryGPU) string {
+	if g.PreferredNIC == "" {
+		return "none"
+	}
+	return fmt.Sprintf("%s (%s)", g.PreferredNIC, g.Path)
+}

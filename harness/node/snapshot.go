@@ -1,0 +1,267 @@
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+// The attributes of a PCI function the collectors read. Only these are
+// recorded: a whole sysfs copy is large and holds files that block or
+// change the device when read (rom, reset).
+var pciAttrs = []string{
+	"class", "vendor", "device", "subsystem_vendor", "subsystem_device", "revision",
+	"numa_node", "local_cpulist", "local_cpus", "current_link_speed", "current_link_width",
+	"max_link_speed", "max_link_width", "config", "iommu_group", "driver",
+}
+
+// SnapshotMeta is gdrcheck/snapshot.json: when and by what a recording was
+// made.
+type SnapshotMeta struct {
+	Taken    time.Time `json:"taken"`
+	Hostname string    `json:"hostname"`
+	Tool     string    `json:"tool"`
+	Problems []string  `json:"problems,omitempty"`
+}
+
+// Snapshot records the parts of the host the collectors read into dst:
+// sysfs and procfs files under dst/sys and dst/proc with their symlinks,
+// device node names under dst/dev, and NVML's and rdmamap's answers under
+// dst/gdrcheck. `gdrcheck run --host-root dst` replays it on any machine.
+func (h Host) Snapshot(dst string, lib nvml.Interface, tool string) (SnapshotMeta, error) {
+	s := &snapshotter{h: h, dst: dst, done: map[string]bool{}}
+	meta := SnapshotMeta{Taken: time.Now().UTC(), Tool: tool}
+	meta.Hostname, _ = readString(h.proc("sys", "kernel", "hostname"))
+
+	devs, err := os.ReadDir(h.sys("bus", "pci", "devices"))
+	if err != nil {
+		return meta, fmt.Errorf("reading %q: %w", h.sys("bus", "pci", "devices"), err)
+	}
+	for _, d := range devs {
+		s.pciDevice(d.Name())
+	}
+	s.globLinksAndTrees("sys/class/infiniband/*", 6)
+	s.globLinksAndTrees("sys/class/infiniband_verbs/*", 1)
+	s.globLinksAndTrees("sys/class/infiniband_mad/*", 1)
+	s.globLinksAndTrees("sys/class/infiniband_cm/*", 1)
+	s.globLinksAndTrees("sys/class/net/*", 1)
+	s.globLinksAndTrees("sys/class/iommu/*", 0)
+	s.glob("sys/kernel/iommu_groups/*/type")
+	s.globLinks("sys/kernel/iommu_groups/*/devices/*")
+	for _, m := range []string{"nvidia", "nvidia_peermem", "nv_peer_mem", "nvidia_uvm", "ib_core", "ib_uverbs", "mlx5_core", "mlx5_ib"} {
+		s.glob("sys/module/" + m + "/version")
+		s.glob("sys/module/" + m + "/refcnt")
+		s.glob("sys/module/" + m + "/parameters/*")
+	}
+	s.tree("sys/kernel/mm/memory_peers", 3)
+	for _, f := range []string{"sys/kernel/hostname", "sys/kernel/osrelease", "sys/kernel/version", "cmdline", "version", "stat", "meminfo", "driver/nvidia/version", "driver/nvidia/params"} {
+		s.file("proc/" + f)
+	}
+	s.glob("proc/driver/nvidia/gpus/*/information")
+	// Device nodes are recorded by name only: the container suite checks
+	// that they exist.
+	for _, pat := range []string{"dev/infiniband/*", "dev/nvidia*"} {
+		matches, _ := filepath.Glob(h.path(pat))
+		for _, m := range matches {
+			rel, _ := filepath.Rel(h.root, m)
+			s.writeFile(rel, nil, 0o644)
+		}
+	}
+
+	rec := NVMLRecording{}
+	if f, err := CollectNVML(lib); err != nil {
+		rec.InitError = err.Error()
+		s.problems = append(s.problems, err.Error())
+	} else {
+		rec.NVMLFacts = f
+	}
+	s.json(nvmlRecording, rec)
+	rm, err := h.RDMAMap()
+	if err != nil {
+		s.problems = append(s.problems, err.Error())
+	}
+	s.json(rdmaRecording, rm)
+	meta.Problems = s.problems
+	s.json("gdrcheck/snapshot.json", meta)
+	if s.err != nil {
+		return meta, s.err
+	}
+	return meta, nil
+}
+
+// skipDirs are sysfs directories that are large and unread: 256 GID
+// entries per port, P_Keys, network queues, power management.
+var skipDirs = map[string]bool{"gids": true, "gid_attrs": true, "pkeys": true, "queues": true, "power": true, "subsystem": true, "msi_irqs": true}
+
+type snapshotter struct {
+	h        Host
+	dst      string
+	done     map[string]bool
+	problems []string
+	err      error // first write error: the recording is then unusable
+}
+
+func (s *snapshotter) writeFile(rel string, b []byte, mode fs.FileMode) {
+	p := filepath.Join(s.dst, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil && s.err == nil {
+		s.err = err
+	}
+	if err := os.WriteFile(p, b, mode); err != nil && s.err == nil {
+		s.err = err
+	}
+}
+
+func (s *snapshotter) json(rel string, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	s.writeFile(rel, append(b, '\n'), 0o644)
+}
+
+// file copies one file, or recreates one symlink, relative to the root.
+// Unreadable files are noted, not fatal: sysfs has write-only attributes.
+func (s *snapshotter) file(rel string) {
+	if s.done[rel] {
+		return
+	}
+	s.done[rel] = true
+	src := s.h.path(rel)
+	fi, err := os.Lstat(src)
+	if err != nil {
+		return
+	}
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		t, err := os.Readlink(src)
+		if err != nil {
+			s.problems = append(s.problems, err.Error())
+			return
+		}
+		p := filepath.Join(s.dst, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil && s.err == nil {
+			s.err = err
+		}
+		os.Remove(p)
+		if err := os.Symlink(t, p); err != nil && s.err == nil {
+			s.err = err
+		}
+	case fi.Mode().IsRegular():
+		b, err := readBounded(src)
+		if err != nil {
+			if !errors.Is(err, fs.ErrPermission) {
+				s.problems = append(s.problems, err.Error())
+			}
+			return
+		}
+		s.writeFile(rel, b, 0o644)
+	case fi.IsDir():
+		if err := os.MkdirAll(filepath.Join(s.dst, rel), 0o755); err != nil && s.err == nil {
+			s.err = err
+		}
+	}
+}
+
+// readBounded reads a sysfs or procfs file, which reports a size of 4096
+// or 0 whatever it holds, up to 1 MiB.
+func readBounded(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, 0, 4096)
+	buf := make([]byte, 4096)
+	for len(b) < 1<<20 {
+		n, err := f.Read(buf)
+		b = append(b, buf[:n]...)
+		if err != nil || n == 0 {
+			break
+		}
+	}
+	return b, nil
+}
+
+// realRel resolves a path under the root to its real location, relative
+// to the root.
+func (s *snapshotter) realRel(rel string) (string, bool) {
+	p, err := filepath.EvalSymlinks(s.h.path(rel))
+	if err != nil {
+		return "", false
+	}
+	r, err := filepath.Rel(s.h.root, p)
+	if err != nil || strings.HasPrefix(r, "..") {
+		return "", false
+	}
+	return r, true
+}
+
+// pciDevice records a bus/pci/devices link, the device's attributes and
+// those of every bridge above it up to the host bridge.
+func (s *snapshotter) pciDevice(name string) {
+	link := "sys/bus/pci/devices/" + name
+	s.file(link)
+	real, ok := s.realRel(link)
+	if !ok {
+		return
+	}
+	for dir := real; strings.HasPrefix(dir, "sys/devices/pci"); dir = filepath.Dir(dir) {
+		s.file(dir)
+		for _, a := range pciAttrs {
+			s.file(dir + "/" + a)
+		}
+	}
+}
+
+func (s *snapshotter) glob(pat string) {
+	matches, _ := filepath.Glob(s.h.path(pat))
+	for _, m := range matches {
+		rel, _ := filepath.Rel(s.h.root, m)
+		s.file(rel)
+	}
+}
+
+func (s *snapshotter) globLinks(pat string) { s.glob(pat) }
+
+// globLinksAndTrees records class links and the directories they point to,
+// depth levels deep.
+func (s *snapshotter) globLinksAndTrees(pat string, depth int) {
+	matches, _ := filepath.Glob(s.h.path(pat))
+	for _, m := range matches {
+		rel, _ := filepath.Rel(s.h.root, m)
+		s.file(rel)
+		if real, ok := s.realRel(rel); ok {
+			s.tree(real, depth)
+		}
+	}
+}
+
+// tree records a directory's files and links, descending depth levels
+// into real subdirectories (not through links, which leave the device).
+func (s *snapshotter) tree(rel string, depth int) {
+	s.file(rel)
+	ents, err := os.ReadDir(s.h.path(rel))
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		child := rel + "/" + e.Name()
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			s.file(child)
+		case e.IsDir():
+			if depth > 0 && !skipDirs[e.Name()] {
+				s.tree(child, depth-1)
+			}
+		default:
+			s.file(child)
+		}
+	}
+}

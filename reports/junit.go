@@ -1,0 +1,258 @@
+package reports
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// JUnitOptions tune the JUnit writer.
+type JUnitOptions struct {
+	// TestcaseProperties adds <properties> inside each testcase (metric,
+	// baseline, delta), which the Jenkins JUnit plugin reads with
+	// keepProperties but the xUnit schema forbids. Off by default.
+	TestcaseProperties bool
+	// MaxOutput caps the system-out of a failed case, in bytes.
+	MaxOutput int
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Errors     int             `xml:"errors,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Time       string          `xml:"time,attr"`
+	Timestamp  string          `xml:"timestamp,attr,omitempty"`
+	Hostname   string          `xml:"hostname,attr,omitempty"`
+	ID         string          `xml:"id,attr"`
+	Properties *junitProps     `xml:"properties,omitempty"`
+	Cases      []junitTestcase `xml:"testcase"`
+}
+
+type junitProps struct {
+	Props []junitProp `xml:"property"`
+}
+
+type junitProp struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+type junitTestcase struct {
+	Name       string       `xml:"name,attr"`
+	Classname  string       `xml:"classname,attr"`
+	Time       string       `xml:"time,attr"`
+	Properties *junitProps  `xml:"properties,omitempty"`
+	Failure    *junitResult `xml:"failure,omitempty"`
+	Skipped    *junitResult `xml:"skipped,omitempty"`
+	SystemOut  *cdata       `xml:"system-out,omitempty"`
+}
+
+// cdata keeps multi-line output readable in the file instead of &#xA;.
+type cdata struct {
+	Text string `xml:",cdata"`
+}
+
+type junitResult struct {
+	Type    string `xml:"type,attr,omitempty"`
+	Message string `xml:"message,attr"`
+	Text    string `xml:",cdata"`
+}
+
+// seconds formats a duration with at most three decimals, as the xUnit
+// schema's SUREFIRE_TIME allows.
+func seconds(s float64) string {
+	if s < 0 {
+		s = 0
+	}
+	return strconv.FormatFloat(s, 'f', 3, 64)
+}
+
+// ClassName is the dotted classname Jenkins groups by: it splits at the
+// last dot, so dots inside a node name (FQDNs) become underscores.
+func ClassName(node, suite string) string {
+	return "gdrcheck." + strings.ReplaceAll(node, ".", "_") + "." + suite
+}
+
+// WriteJUnit writes the results as JUnit that passes the xUnit plugin's
+// junit-10.xsd: one testsuite per node, stable case names, skipped apart
+// from failed, unevaluable and missing nodes as failures that say why.
+func WriteJUnit(w io.Writer, r *Results, opt JUnitOptions) error {
+	if opt.MaxOutput == 0 {
+		opt.MaxOutput = 64 << 10
+	}
+	doc := junitSuites{Name: "gdrcheck", Time: seconds(r.Finished.Sub(r.Started).Seconds())}
+	names := map[string]int{}
+	for _, n := range r.Nodes {
+		s := junitSuite{
+			Name:     "gdrcheck." + n.Name,
+			Hostname: n.Name,
+			Time:     seconds(n.Finished.Sub(n.Started).Seconds()),
+		}
+		if !n.Started.IsZero() {
+			s.Timestamp = n.Started.UTC().Format(time.RFC3339)
+		}
+		names[s.Name]++
+		if k := names[s.Name]; k > 1 {
+			s.Name = fmt.Sprintf("%s#%d", s.Name, k)
+		}
+		s.ID = strconv.Itoa(len(doc.Suites))
+		props := []junitProp{{"status", n.Status}}
+		for _, f := range n.Facts {
+			props = append(props, junitProp{f.Name, f.Value})
+		}
+		s.Properties = &junitProps{props}
+
+		if n.Status != NodeEvaluated {
+			what := "node evidence"
+			if n.Status == NodeMissing {
+				what = "node reported"
+			}
+			s.Cases = append(s.Cases, junitTestcase{
+				Name:      what,
+				Classname: ClassName(n.Name, "node"),
+				Time:      seconds(0),
+				Failure:   &junitResult{Type: n.Status, Message: firstLine(n.Reason), Text: n.Reason},
+			})
+		}
+		var cases []junitTestcase
+		for _, su := range n.Suites {
+			for _, sp := range su.Specs {
+				cases = append(cases, testcase(n.Name, su.Name, sp, opt))
+			}
+		}
+		sort.SliceStable(cases, func(i, j int) bool {
+			if cases[i].Classname != cases[j].Classname {
+				return cases[i].Classname < cases[j].Classname
+			}
+			return cases[i].Name < cases[j].Name
+		})
+		s.Cases = append(s.Cases, cases...)
+		for _, c := range s.Cases {
+			s.Tests++
+			switch {
+			case c.Failure != nil:
+				s.Failures++
+			case c.Skipped != nil:
+				s.Skipped++
+			}
+		}
+		doc.Tests += s.Tests
+		doc.Failures += s.Failures
+		doc.Suites = append(doc.Suites, s)
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("encoding JUnit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func testcase(node, suite string, sp Spec, opt JUnitOptions) junitTestcase {
+	c := junitTestcase{
+		Name:      sp.Name,
+		Classname: ClassName(node, suite),
+		Time:      seconds(sp.Duration),
+	}
+	var out strings.Builder
+	for _, m := range sp.Metrics {
+		out.WriteString(m.Line())
+		out.WriteByte('\n')
+	}
+	switch sp.State {
+	case StatePassed:
+		// Passing cases keep only their metrics: their logs drown
+		// the failures in Jenkins.
+	case StateSkipped, StatePending:
+		c.Skipped = &junitResult{Message: sp.Message}
+	default:
+		c.Failure = &junitResult{Type: sp.State, Message: firstLine(sp.Message), Text: sp.Message + locationSuffix(sp.Location)}
+		if sp.Output != "" {
+			out.WriteString(truncate(sp.Output, opt.MaxOutput))
+		}
+	}
+	if out.Len() > 0 {
+		c.SystemOut = &cdata{out.String()}
+	}
+	if opt.TestcaseProperties && len(sp.Metrics) > 0 {
+		var ps []junitProp
+		for _, m := range sp.Metrics {
+			ps = append(ps, junitProp{m.Name, formatValue(m.Value)})
+			if m.Baseline != nil {
+				ps = append(ps, junitProp{m.Name + ".baseline", formatValue(*m.Baseline)})
+			}
+			if m.DeltaPct != nil {
+				ps = append(ps, junitProp{m.Name + ".delta_pct", formatValue(*m.DeltaPct)})
+			}
+			if m.Verdict != "" {
+				ps = append(ps, junitProp{m.Name + ".verdict", m.Verdict})
+			}
+		}
+		c.Properties = &junitProps{ps}
+	}
+	return c
+}
+
+// Line renders a metric as one readable line for system-out.
+func (m Metric) Line() string {
+	var b strings.Builder
+	b.WriteString(m.Name)
+	if m.Subject != "" {
+		b.WriteString(" [" + m.Subject + "]")
+	}
+	b.WriteString(": " + formatValue(m.Value))
+	if m.Unit != "" {
+		b.WriteString(" " + m.Unit)
+	}
+	if m.Baseline != nil {
+		b.WriteString(", baseline " + formatValue(*m.Baseline))
+	}
+	if m.DeltaPct != nil {
+		b.WriteString(fmt.Sprintf(", delta %+.1f%%", *m.DeltaPct))
+	}
+	if m.Verdict != "" {
+		b.WriteString(", " + m.Verdict)
+	}
+	return b.String()
+}
+
+func formatValue(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+
+func locationSuffix(loc string) string {
+	if loc == "" {
+		return ""
+	}
+	return "\n" + loc
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+func truncate(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + fmt.Sprintf("\n[... %d bytes trimmed]\n", len(s)-max)
+}

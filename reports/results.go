@@ -1,0 +1,201 @@
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Schema names the results.json format; bump it when a field changes
+// meaning.
+const Schema = "gdrcheck.results/v1"
+
+// Node statuses.
+const (
+	NodeEvaluated   = "evaluated"   // specs ran
+	NodeUnevaluable = "unevaluable" // evidence could not be collected: exit 2
+	NodeMissing     = "missing"     // the node never reported (Slurm step lost)
+)
+
+// Spec states, as Ginkgo names them.
+const (
+	StatePassed  = "passed"
+	StateFailed  = "failed"
+	StateSkipped = "skipped"
+	StatePending = "pending"
+)
+
+// Results is results.json.
+type Results struct {
+	Schema   string    `json:"schema"`
+	Tool     Tool      `json:"tool"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	Nodes    []Node    `json:"nodes"`
+}
+
+// Tool says which gdrcheck made the results and how it was called.
+type Tool struct {
+	Version string   `json:"version"`
+	Args    []string `json:"args,omitempty"`
+	Suites  []string `json:"suites,omitempty"`
+}
+
+// Node is one node's run.
+type Node struct {
+	Name     string          `json:"name"`
+	Status   string          `json:"status"`
+	Reason   string          `json:"reason,omitempty"` // why unevaluable or missing
+	Facts    []Fact          `json:"facts,omitempty"`  // GPU model, driver, profile...
+	Suites   []Suite         `json:"suites"`
+	Evidence json.RawMessage `json:"evidence,omitempty"` // harness/node.Evidence
+	Started  time.Time       `json:"started"`
+	Finished time.Time       `json:"finished"`
+}
+
+// Fact is a named node fact; a slice keeps the order people read them in.
+type Fact struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// Suite is one spec area (topology, kernel...) on one node.
+type Suite struct {
+	Name  string `json:"name"`
+	Specs []Spec `json:"specs"`
+}
+
+// Spec is one It, or a failed setup node.
+type Spec struct {
+	Name     string   `json:"name"` // stable: no labels, no node type
+	State    string   `json:"state"`
+	Duration float64  `json:"duration_s"`
+	Message  string   `json:"message,omitempty"` // failure or skip reason
+	Location string   `json:"location,omitempty"`
+	Output   string   `json:"output,omitempty"` // diagnostics captured for failures
+	Metrics  []Metric `json:"metrics,omitempty"`
+	Setup    bool     `json:"setup,omitempty"` // BeforeSuite/AfterSuite
+}
+
+// Metric is a measured value, with its baseline where one applies.
+type Metric struct {
+	Name     string   `json:"name"`
+	Value    float64  `json:"value"`
+	Unit     string   `json:"unit,omitempty"`
+	Baseline *float64 `json:"baseline,omitempty"`
+	DeltaPct *float64 `json:"delta_pct,omitempty"`
+	Verdict  string   `json:"verdict,omitempty"` // pass, fail, info
+	Subject  string   `json:"subject,omitempty"` // what was measured: a GPU, a NIC, a pair
+}
+
+// Counts are spec totals.
+type Counts struct {
+	Tests, Failed, Skipped, Passed int
+}
+
+// Counts totals a node's specs.
+func (n Node) Counts() Counts {
+	var c Counts
+	for _, s := range n.Suites {
+		for _, sp := range s.Specs {
+			c.Tests++
+			switch sp.State {
+			case StatePassed:
+				c.Passed++
+			case StateSkipped, StatePending:
+				c.Skipped++
+			default:
+				c.Failed++
+			}
+		}
+	}
+	return c
+}
+
+// Fact returns a fact's value.
+func (n Node) Fact(name string) string {
+	for _, f := range n.Facts {
+		if f.Name == name {
+			return f.Value
+		}
+	}
+	return ""
+}
+
+// Exit codes a CI gate can rely on.
+const (
+	ExitPassed      = 0 // every spec passed
+	ExitFailed      = 1 // a spec failed
+	ExitUnevaluable = 2 // a node could not be evaluated or never reported
+)
+
+// ExitCode is 2 if any node could not be evaluated, else 1 if any spec
+// failed, else 0.
+func (r *Results) ExitCode() int {
+	code := ExitPassed
+	for _, n := range r.Nodes {
+		if n.Status != NodeEvaluated {
+			return ExitUnevaluable
+		}
+		if n.Counts().Failed > 0 {
+			code = ExitFailed
+		}
+	}
+	return code
+}
+
+// Read loads and checks a results.json.
+func Read(path string) (*Results, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("reading %q: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("reading %q: schema %q, want %q", path, r.Schema, Schema)
+	}
+	return &r, nil
+}
+
+// WriteFile writes data to path atomically: a temporary file in the same
+// directory, synced, then renamed, so a reader (Jenkins, a Slurm collector)
+// never sees half a report.
+func WriteFile(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("writing %q: %w", path, err)
+	}
+	tmp := f.Name()
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %q: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %q: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %q: %w", path, err)
+	}
+	return nil
+}
+
+// Write writes results.json atomically.
+func (r *Results) Write(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding results: %w", err)
+	}
+	return WriteFile(path, append(b, '\n'))
+}

@@ -1,0 +1,69 @@
+package suites
+
+import (
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/reports"
+)
+
+// Config is what the operator expects of the node where it differs from a
+// GPUDirect-ready default.
+type Config struct {
+	// MaxGDRPath is the farthest GPU <-> NIC path class accepted for a
+	// GPU's preferred NIC; NCCL's default GDR level is PXB.
+	MaxGDRPath node.PathClass
+	// AllowCrossNUMA accepts a preferred NIC on another NUMA node.
+	AllowCrossNUMA bool
+	// Expect is the stored inventory to compare with (--expect), or nil.
+	Expect *node.Inventory
+	// ExpectFile names it in messages.
+	ExpectFile string
+}
+
+// DefaultConfig is a GPUDirect RDMA node as NVIDIA designs them.
+func DefaultConfig() Config {
+	return Config{MaxGDRPath: node.PathPXB}
+}
+
+// Context is what the runner hands to the specs of one run.
+type Context struct {
+	Evidence *node.Evidence
+	Config   Config
+}
+
+var current *Context
+
+// SetContext installs the run's context before RunSpecs; the runner calls
+// it once per process.
+func SetContext(c *Context) { current = c }
+
+// Current returns the run's context. Specs run only inside a run, so a nil
+// context is a programming error and fails the spec loudly.
+func Current() *Context {
+	if current == nil {
+		ginkgo.Fail("gdrcheck: no evidence: specs must run through the gdrcheck runner")
+	}
+	return current
+}
+
+// Evidence is Current().Evidence.
+func Evidence() *node.Evidence { return Current().Evidence }
+
+// metricEntry is the report entry name the runner looks for.
+const MetricEntry = "gdrcheck.metric"
+
+// Record attaches a metric to the running spec; it lands in results.json
+// and in the JUnit system-out.
+func Record(m reports.Metric) {
+	ginkgo.AddReportEntry(MetricEntry, m, ginkgo.ReportEntryVisibilityNever)
+}
+
+// Describe declares an area's container, labelled with the area name so
+// `--suites` can select it.
+func Describe(area string, body func()) bool {
+	if _, ok := labels[area]; !ok {
+		panic("suites: area " + area + " is not declared in labels.go")
+	}
+	return ginkgo.Describe(area, ginkgo.Label(area), body)
+}

@@ -1,0 +1,46 @@
+package suites
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// The spec areas, each a label and a suite name, declared here once so a
+// typo in --suites or in a Describe is caught. `--suites` takes these.
+var labels = map[string]string{
+	"topology": "GPU and NIC wiring for GPUDirect RDMA: PCIe paths, NUMA, links, ACS, IOMMU",
+}
+
+// Labels lists the known spec areas in order.
+func Labels() []string {
+	out := make([]string, 0, len(labels))
+	for l := range labels {
+		out = append(out, l)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LabelHelp describes every area for --help.
+func LabelHelp() string {
+	var b strings.Builder
+	for _, l := range Labels() {
+		fmt.Fprintf(&b, "  %-12s %s\n", l, labels[l])
+	}
+	return b.String()
+}
+
+// CheckLabels rejects unknown areas, naming them and the known ones.
+func CheckLabels(names []string) error {
+	var bad []string
+	for _, n := range names {
+		if _, ok := labels[n]; !ok {
+			bad = append(bad, fmt.Sprintf("%q", n))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("unknown suite %s (known: %s)", strings.Join(bad, ", "), strings.Join(Labels(), ", "))
+	}
+	return nil
+}

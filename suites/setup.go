@@ -1,0 +1,14 @@
+package suites
+
+import (
+	"github.com/onsi/ginkgo/v2"
+)
+
+// A node whose evidence could not be collected fails here, once, as a
+// visible setup failure; every spec is then skipped rather than failing
+// with a misleading message of its own.
+var _ = ginkgo.BeforeSuite(func() {
+	if err := Evidence().Fatal(); err != nil {
+		ginkgo.Fail("node evidence could not be collected: " + err.Error())
+	}
+})

@@ -1,0 +1,255 @@
+// Package topology holds the specs that check a node is wired for
+// GPUDirect RDMA: each GPU near an RDMA NIC on its own NUMA node, links at
+// full width and speed, no ACS redirect or translating IOMMU in the way, and
+// working peer access between NVLink peers.
+package topology
+
+import (
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/suites"
+)
+
+var _ = suites.Describe("topology", func() {
+	var ev *node.Evidence
+	var cfg suites.Config
+
+	BeforeEach(func() {
+		ev = suites.Evidence()
+		cfg = suites.Current().Config
+	})
+
+	AfterEach(func() {
+		if CurrentSpecReport().Failed() {
+			GinkgoWriter.Print(diagnostics(ev))
+		}
+	})
+
+	requireNICs := func() {
+		if len(ev.NICs) == 0 {
+			Skip("no RDMA NICs on this node (" + nicAbsence(ev) + "): GPU <-> NIC checks do not apply")
+		}
+	}
+
+	It("gives every GPU an RDMA NIC within the GPUDirect path limit", func() {
+		requireNICs()
+		var bad []string
+		for _, g := range ev.GPUs {
+			p, ok := ev.PreferredPath(g.BusID)
+			if !ok {
+				bad = append(bad, fmt.Sprintf("%s has no path to any NIC", gpuName(g)))
+				continue
+			}
+			if p.Class.Rank() > cfg.MaxGDRPath.Rank() {
+				bad = append(bad, fmt.Sprintf("%s -> %s is %s; GDR expected at %s", gpuName(g), p.NIC, p.Class, allowed(cfg.MaxGDRPath)))
+			}
+		}
+		suites.Record(reports.Metric{Name: "gpus_within_gdr_path", Value: float64(len(ev.GPUs) - len(bad)), Unit: "GPUs"})
+		failIf(bad)
+	})
+
+	It("puts every GPU on the NUMA node of its preferred NIC", func() {
+		requireNICs()
+		if cfg.AllowCrossNUMA {
+			Skip("cross-NUMA NICs allowed by configuration")
+		}
+		var bad []string
+		for _, g := range ev.GPUs {
+			p, ok := ev.PreferredPath(g.BusID)
+			if !ok || p.SameNUMA {
+				continue
+			}
+			n, _ := ev.NIC(p.NIC)
+			bad = append(bad, fmt.Sprintf("%s is on NUMA node %d, its NIC %s on %d; expected the same node", gpuName(g), g.NUMANode, p.NIC, n.NUMANode))
+		}
+		failIf(bad)
+	})
+
+	It("runs every GPU and NIC link at its maximum width and speed", func() {
+		var bad []string
+		for _, g := range ev.GPUs {
+			if down, what := g.Downtrained(); down {
+				bad = append(bad, fmt.Sprintf("%s link is downtrained in %s: %s; expected %s", gpuName(g), what, linkNow(g), linkMax(g)))
+			}
+		}
+		for _, n := range ev.NICs {
+			if l := n.Link; l != nil && (l.CurWidth < l.MaxWidth || l.CurSpeedGTs < l.MaxSpeedGTs) {
+				bad = append(bad, fmt.Sprintf("NIC %s %s link runs at %.1f GT/s x%d; expected %.1f GT/s x%d", n.Name, n.BusID, l.CurSpeedGTs, l.CurWidth, l.MaxSpeedGTs, l.MaxWidth))
+			}
+		}
+		failIf(bad)
+	})
+
+	It("has no ACS redirect on the path between a GPU and its NIC", func() {
+		requireNICs()
+		if p, ok := ev.Problem("acs"); ok {
+			Skip("ACS could not be read: " + p.Message)
+		}
+		acs := map[string]node.ACS{}
+		for _, a := range ev.ACS {
+			acs[a.Bridge] = a
+		}
+		var bad []string
+		for _, p := range ev.Paths {
+			if !p.Preferred {
+				continue
+			}
+			for _, b := range p.Bridges {
+				if a, ok := acs[b]; ok && a.Redirects() {
+					bad = append(bad, fmt.Sprintf("GPU %d %s -> %s: bridge %s has ACS %s; expected no P2P redirect", p.GPUIndex, p.GPU, p.NIC, b, redirects(a)))
+				}
+			}
+		}
+		failIf(bad)
+	})
+
+	It("has the IOMMU off or in passthrough for GPUs and NICs", func() {
+		var bad []string
+		for _, g := range ev.GPUs {
+			if g.IOMMU.Mode == node.IOMMUTranslating {
+				bad = append(bad, fmt.Sprintf("%s is in IOMMU group %s with a %s domain (translating); expected off or passthrough (iommu=pt)", gpuName(g), g.IOMMU.Group, g.IOMMU.Type))
+			}
+		}
+		for _, n := range ev.NICs {
+			if n.IOMMU.Mode == node.IOMMUTranslating {
+				bad = append(bad, fmt.Sprintf("NIC %s %s is in IOMMU group %s with a %s domain (translating); expected off or passthrough (iommu=pt)", n.Name, n.BusID, n.IOMMU.Group, n.IOMMU.Type))
+			}
+		}
+		failIf(bad)
+	})
+
+	It("has working peer access between GPUs joined by NVLink", func() {
+		nvlinked := map[string]node.GPU{}
+		for _, g := range ev.GPUs {
+			if g.NVLinks.Up > 0 {
+				nvlinked[g.BusID] = g
+			}
+		}
+		if len(nvlinked) < 2 {
+			Skip(fmt.Sprintf("%d GPU(s) with NVLink up: no NVLink peers to check", len(nvlinked)))
+		}
+		var bad []string
+		checked := 0
+		for _, p := range ev.GPUPairs {
+			a, aok := nvlinked[p.A]
+			b, bok := nvlinked[p.B]
+			if !aok || !bok {
+				continue
+			}
+			checked++
+			if p.P2PRead != "OK" || p.P2PWrite != "OK" {
+				bad = append(bad, fmt.Sprintf("%s <-> %s: P2P read %s, write %s; expected OK over NVLink", gpuName(a), gpuName(b), p.P2PRead, p.P2PWrite))
+			}
+		}
+		suites.Record(reports.Metric{Name: "nvlink_pairs_checked", Value: float64(checked), Unit: "pairs"})
+		failIf(bad)
+	})
+
+	It("matches the expected inventory", func() {
+		if cfg.Expect == nil {
+			Skip("no expected inventory given (--expect)")
+		}
+		drift := node.Drift(*cfg.Expect, ev.Inventory())
+		for i := range drift {
+			drift[i] += " (" + cfg.ExpectFile + ")"
+		}
+		failIf(drift)
+	})
+})
+
+// failIf fails the spec with one line per finding; the first line is short
+// and stable so the same failure groups together across runs.
+func failIf(findings []string) {
+	if len(findings) == 0 {
+		return
+	}
+	msg := findings[0]
+	if len(findings) > 1 {
+		msg = fmt.Sprintf("%s (and %d more)\n%s", findings[0], len(findings)-1, strings.Join(findings, "\n"))
+	}
+	Fail(msg, 1)
+}
+
+func gpuName(g node.GPU) string {
+	if g.Index < 0 {
+		return "GPU " + g.BusID
+	}
+	return fmt.Sprintf("GPU %d %s", g.Index, g.BusID)
+}
+
+func allowed(max node.PathClass) string {
+	var ok []string
+	for _, c := range []node.PathClass{node.PathPIX, node.PathPXB, node.PathPHB, node.PathNODE, node.PathSYS} {
+		if c.Rank() <= max.Rank() {
+			ok = append(ok, string(c))
+		}
+	}
+	return strings.Join(ok, "/")
+}
+
+func linkNow(g node.GPU) string {
+	if g.PCIe.CurGen > 0 {
+		return fmt.Sprintf("Gen%d x%d", g.PCIe.CurGen, g.PCIe.CurWidth)
+	}
+	if l := g.PCIe.Sysfs; l != nil {
+		return fmt.Sprintf("%.1f GT/s x%d", l.CurSpeedGTs, l.CurWidth)
+	}
+	return "unknown"
+}
+
+func linkMax(g node.GPU) string {
+	if g.PCIe.MaxGen > 0 {
+		return fmt.Sprintf("Gen%d x%d", g.PCIe.MaxGen, g.PCIe.MaxWidth)
+	}
+	if l := g.PCIe.Sysfs; l != nil {
+		return fmt.Sprintf("%.1f GT/s x%d", l.MaxSpeedGTs, l.MaxWidth)
+	}
+	return "unknown"
+}
+
+func redirects(a node.ACS) string {
+	var on []string
+	if a.RequestRedirect {
+		on = append(on, "ReqRedir+")
+	}
+	if a.CompletionRedirect {
+		on = append(on, "CmpltRedir+")
+	}
+	return strings.Join(on, " ")
+}
+
+func nicAbsence(ev *node.Evidence) string {
+	if p, ok := ev.Problem("rdmamap"); ok {
+		return p.Message
+	}
+	return "no devices under /sys/class/infiniband"
+}
+
+// diagnostics is what a failed topology spec attaches: the path of every
+// GPU to its NIC, ACS on those paths and each GPU's BAR1.
+func diagnostics(ev *node.Evidence) string {
+	var b strings.Builder
+	b.WriteString("GPU <-> preferred NIC:\n")
+	for _, g := range ev.GPUs {
+		p, ok := ev.PreferredPath(g.BusID)
+		bar1 := "BAR1 unknown"
+		if g.BAR1 != nil {
+			bar1 = fmt.Sprintf("BAR1 %d/%d MiB used, %d free", g.BAR1.UsedMiB, g.BAR1.TotalMiB, g.BAR1.FreeMiB)
+		}
+		if ok {
+			fmt.Fprintf(&b, "  %s NUMA %d -> %s %s via %s; %s\n", gpuName(g), g.NUMANode, p.NIC, p.Class, strings.Join(p.Bridges, " "), bar1)
+		} else {
+			fmt.Fprintf(&b, "  %s NUMA %d -> none; %s\n", gpuName(g), g.NUMANode, bar1)
+		}
+	}
+	for _, a := range ev.ACS {
+		fmt.Fprintf(&b, "  ACS %s: ctl %#04x\n", a.Bridge, a.Control)
+	}
+	fmt.Fprintf(&b, "  IOMMU: %s %s\n", ev.IOMMU.Mode, strings.Join(ev.IOMMU.CmdlineOpt, " "))
+	return b.String()
+}
