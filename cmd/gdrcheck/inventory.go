@@ -38,6 +38,7 @@ reports every GPU that changed rail and exits 1.`,
 				return &exitError{code: reports.ExitUnevaluable, err: err}
 			}
 			ev := node.Collect(h, node.DefaultSources(h))
+			ev.Relabel(o.hostRoot)
 			inv := ev.Inventory()
 			w := cmd.OutOrStdout()
 			if err := writeInventory(w, inv, ev, format); err != nil {

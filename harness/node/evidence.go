@@ -82,6 +82,19 @@ func (e *Evidence) problem(source string, fatal bool, err error) {
 	e.Problems = append(e.Problems, Problem{Source: source, Message: err.Error(), Fatal: fatal})
 }
 
+// Relabel names the host root as label in the evidence, for a root that is
+// a temporary unpacking of an archive the user named.
+func (e *Evidence) Relabel(label string) {
+	root := e.Host.Root
+	if label == "" || root == "" || root == label {
+		return
+	}
+	for i := range e.Problems {
+		e.Problems[i].Message = strings.ReplaceAll(e.Problems[i].Message, root, label)
+	}
+	e.Host.Root = label
+}
+
 // PreferredPath returns the path to the GPU's preferred NIC.
 func (e *Evidence) PreferredPath(gpuBusID string) (Path, bool) {
 	for _, p := range e.Paths {

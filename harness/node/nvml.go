@@ -24,9 +24,25 @@ type NVMLFacts struct {
 	Pairs             []GPUPair `json:"pairs"`
 }
 
+// NVMLError is a failed NVML call: what was asked and what NVML returned.
+// It matches ErrNVML with errors.Is.
+type NVMLError struct {
+	What string
+	Ret  nvml.Return
+}
+
+func (e *NVMLError) Error() string {
+	if e.Ret == nvml.ERROR_LIBRARY_NOT_FOUND {
+		return "NVML: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)"
+	}
+	return fmt.Sprintf("NVML: %s: %s", e.What, returnName(e.Ret))
+}
+
+func (e *NVMLError) Is(target error) bool { return target == ErrNVML }
+
 // nvmlError wraps a failed NVML call with what was asked.
 func nvmlError(what string, ret nvml.Return) error {
-	return fmt.Errorf("%w: %s: %s", ErrNVML, what, nvml.ErrorString(ret))
+	return &NVMLError{What: what, Ret: ret}
 }
 
 // CollectNVML initialises lib, reads every device and every pair, and shuts
@@ -35,9 +51,6 @@ func nvmlError(what string, ret nvml.Return) error {
 func CollectNVML(lib nvml.Interface) (NVMLFacts, error) {
 	var f NVMLFacts
 	if ret := lib.Init(); ret != nvml.SUCCESS {
-		if ret == nvml.ERROR_LIBRARY_NOT_FOUND {
-			return f, fmt.Errorf("%w: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)", ErrNVML)
-		}
 		return f, nvmlError("initialising", ret)
 	}
 	defer lib.Shutdown()
@@ -82,6 +95,9 @@ func nvmlGPU(i int, d nvml.Device) (GPU, error) {
 		return g, nvmlError(fmt.Sprintf("GPU %d PCI info", i), ret)
 	}
 	g.BusID = NormalizeBusID(cString(pci.BusId[:]))
+	if g.BusID == "" {
+		g.BusID = fmt.Sprintf("%04x:%02x:%02x.0", pci.Domain, pci.Bus, pci.Device)
+	}
 	g.PCIDeviceID = fmt.Sprintf("%#04x", pci.PciDeviceId>>16)
 	if g.Name, ret = d.GetName(); ret != nvml.SUCCESS {
 		return g, nvmlError(fmt.Sprintf("GPU %s name", g.BusID), ret)
@@ -123,7 +139,7 @@ func nvmlPair(a, b string, da, db nvml.Device) GPUPair {
 	if lvl, ret := da.GetTopologyCommonAncestor(db); ret == nvml.SUCCESS {
 		p.Ancestor = topologyLevelName(lvl)
 	} else {
-		p.Ancestor = nvml.ErrorString(ret)
+		p.Ancestor = returnName(ret)
 	}
 	p.P2PRead = p2pStatus(da.GetP2PStatus(db, nvml.P2P_CAPS_INDEX_READ))
 	p.P2PWrite = p2pStatus(da.GetP2PStatus(db, nvml.P2P_CAPS_INDEX_WRITE))
@@ -173,7 +189,7 @@ var p2pStatusNames = map[nvml.GpuP2PStatus]string{
 
 func p2pStatus(s nvml.GpuP2PStatus, ret nvml.Return) string {
 	if ret != nvml.SUCCESS {
-		return nvml.ErrorString(ret)
+		return returnName(ret)
 	}
 	if n, ok := p2pStatusNames[s]; ok {
 		return n

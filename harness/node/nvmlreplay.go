@@ -21,14 +21,26 @@ type NVMLRecording struct {
 	NVMLFacts
 }
 
-var returnNames = func() map[string]nvml.Return {
-	m := map[string]nvml.Return{}
+// returnNames and namesOfReturns map NVML return codes to their constant
+// names. They are built at package init, before any library is loaded:
+// afterwards go-nvml's Error() gives the library's prose ("Driver Not
+// Loaded"), which is neither stable nor what recordings store.
+var returnNames, namesOfReturns = func() (map[string]nvml.Return, map[nvml.Return]string) {
+	byName, byRet := map[string]nvml.Return{}, map[nvml.Return]string{}
 	for r := nvml.SUCCESS; r <= nvml.ERROR_RESET_TYPE_NOT_SUPPORTED; r++ {
-		m[r.Error()] = r
+		byName[r.Error()], byRet[r] = r, r.Error()
 	}
-	m[nvml.ERROR_UNKNOWN.Error()] = nvml.ERROR_UNKNOWN
-	return m
+	byName[nvml.ERROR_UNKNOWN.Error()], byRet[nvml.ERROR_UNKNOWN] = nvml.ERROR_UNKNOWN, nvml.ERROR_UNKNOWN.Error()
+	return byName, byRet
 }()
+
+// returnName is the constant name of an NVML return code.
+func returnName(r nvml.Return) string {
+	if n, ok := namesOfReturns[r]; ok {
+		return n
+	}
+	return fmt.Sprintf("NVML_RETURN_%d", int32(r))
+}
 
 // ReplayNVML returns an nvml.Interface answering from a recording. Every
 // method the collector calls is set: go-nvml mocks panic on unset methods,

@@ -69,12 +69,14 @@ func (d PCIDevice) IsNVIDIAGPU() bool {
 // attributes and the symlink itself for the full bridge chain (procfs keeps
 // only the parent).
 func (h Host) PCIDevices() (map[string]PCIDevice, error) {
+	dir := h.sys("bus", "pci", "devices")
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("reading %q: %w", dir, ErrAbsent)
+	}
 	pds, err := h.Sys.PciDevices()
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("reading %q: %w", h.sys("bus", "pci", "devices"), ErrAbsent)
-		}
-		return nil, fmt.Errorf("reading PCI devices under %q: %w", h.sys("bus", "pci", "devices"), err)
+		// procfs names the file that failed.
+		return nil, fmt.Errorf("reading PCI devices under %q: %w", dir, err)
 	}
 	out := make(map[string]PCIDevice, len(pds))
 	for _, pd := range pds {

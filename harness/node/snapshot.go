@@ -77,7 +77,12 @@ func (h Host) Snapshot(dst string, lib nvml.Interface, tool string) (SnapshotMet
 
 	rec := NVMLRecording{}
 	if f, err := CollectNVML(lib); err != nil {
-		rec.InitError = err.Error()
+		// Record the return code, so the replay fails the same way.
+		rec.InitError = returnName(nvml.ERROR_UNKNOWN)
+		var ne *NVMLError
+		if errors.As(err, &ne) {
+			rec.InitError = returnName(ne.Ret)
+		}
 		s.problems = append(s.problems, err.Error())
 	} else {
 		rec.NVMLFacts = f

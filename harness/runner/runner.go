@@ -70,9 +70,7 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 			src = *opt.Sources
 		}
 		ev = node.Collect(h, src)
-		if opt.HostLabel != "" {
-			ev.Host.Root = opt.HostLabel
-		}
+		ev.Relabel(opt.HostLabel)
 		n.Name = nodeName(opt.NodeName, ev.Host.Hostname)
 		n.Facts = facts(ev)
 		if b, err := json.Marshal(ev); err == nil {

@@ -1,0 +1,53 @@
+package arch_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The arrows of DESIGN.md: data flows node evidence -> suites -> results ->
+// reports, and nothing flows back. Checked on the whole import graph, in the
+// style of crane's depcheck.
+func TestImportArrows(t *testing.T) {
+	rules := []struct {
+		pkgs      string
+		direct    bool // only the packages' own imports (Ginkgo itself uses os/exec)
+		forbidden []string
+		why       string
+	}{
+		{"./suites/...", true, []string{"os/exec", "syscall", "github.com/NVIDIA/go-nvml/pkg/nvml", "github.com/prometheus/procfs"},
+			"specs only read evidence: they never shell out, read /sys or call NVML"},
+		{"./suites/...", false, []string{"github.com/gdrcheck/gdrcheck/slurm", "github.com/gdrcheck/gdrcheck/harness/runner"},
+			"specs never submit jobs or run the runner"},
+		{"./reports/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/gdrcheck/gdrcheck/harness/node", "github.com/onsi/ginkgo/v2"},
+			"reports are pure functions of results.json"},
+		{"./harness/node/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/gdrcheck/gdrcheck/reports", "github.com/onsi/ginkgo/v2"},
+			"evidence knows nothing of verdicts"},
+		{"./harness/nccl/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2"},
+			"parsers are plain libraries"},
+		{"./harness/perftest/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2"},
+			"parsers are plain libraries"},
+	}
+	for _, r := range rules {
+		args := []string{"list", "-deps", "-f", "{{.ImportPath}}", r.pkgs}
+		if r.direct {
+			args = []string{"list", "-f", `{{join .Imports "\n"}}`, r.pkgs}
+		}
+		out, err := exec.Command("go", args...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", r.pkgs, err, out)
+		}
+		deps := map[string]bool{}
+		for _, d := range strings.Fields(string(out)) {
+			deps[d] = true
+		}
+		for _, f := range r.forbidden {
+			for d := range deps {
+				if d == f || strings.HasPrefix(d, f+"/") {
+					t.Errorf("%s imports %s: %s", r.pkgs, d, r.why)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gdrcheck/gdrcheck/reports"
+)
+
+var update = flag.Bool("update", false, "rewrite the fixtures/nodes/*.golden.json files")
+
+// bin is gdrcheck built once for the end-to-end tests: Ginkgo runs once per
+// process, so every run is a process of its own, as in production.
+var bin string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "gdrcheck-e2e-")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "gdrcheck")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_CFLAGS=-Wno-deprecated-declarations")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "building gdrcheck: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const nodes = "../../fixtures/nodes/"
+
+type result struct {
+	code   int
+	stdout string
+	stderr string
+}
+
+func gdrcheck(t testing.TB, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "SLURMD_NODENAME=")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	r := result{stdout: o.String(), stderr: e.String()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("running gdrcheck %v: %v", args, err)
+	}
+	if strings.Contains(r.stderr, "panic:") || strings.Contains(r.stderr, "goroutine ") {
+		t.Fatalf("gdrcheck %v panicked:\n%s", args, r.stderr)
+	}
+	return r
+}
+
+// verdicts is the normalised outcome of a run: what the golden files hold.
+type verdicts struct {
+	ExitCode int      `json:"exit_code"`
+	Status   string   `json:"status"`
+	Reason   string   `json:"reason,omitempty"`
+	Specs    []string `json:"specs"`
+}
+
+func runFixture(t *testing.T, name string, extra ...string) (verdicts, *reports.Results) {
+	t.Helper()
+	out := t.TempDir()
+	args := append([]string{"run", "-q", "--host-root", nodes + name + ".ttar", "--out", out}, extra...)
+	r := gdrcheck(t, args...)
+	res, err := reports.Read(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", name, err, r.stdout, r.stderr)
+	}
+	validateJUnit(t, filepath.Join(out, "junit.xml"))
+	n := res.Nodes[0]
+	v := verdicts{ExitCode: r.code, Status: n.Status, Reason: n.Reason}
+	for _, s := range n.Suites {
+		for _, sp := range s.Specs {
+			line := fmt.Sprintf("%s / %s: %s", s.Name, sp.Name, sp.State)
+			if sp.State != reports.StatePassed {
+				line += ": " + strings.SplitN(sp.Message, "\n", 2)[0]
+			}
+			v.Specs = append(v.Specs, line)
+		}
+	}
+	if v.ExitCode != res.ExitCode() {
+		t.Errorf("%s: process exit %d, results say %d", name, v.ExitCode, res.ExitCode())
+	}
+	return v, res
+}
+
+func validateJUnit(t *testing.T, path string) {
+	t.Helper()
+	xmllint, err := exec.LookPath("xmllint")
+	if err != nil {
+		t.Fatalf("xmllint is needed to validate JUnit (make deps installs libxml2-utils): %v", err)
+	}
+	out, err := exec.Command(xmllint, "--noout", "--schema", "../../reports/testdata/junit-10.xsd", path).CombinedOutput()
+	if err != nil {
+		t.Errorf("%s does not validate against junit-10.xsd: %v\n%s", path, err, out)
+	}
+}
+
+func TestRunOnEveryFixtureNodeMatchesItsGoldenVerdicts(t *testing.T) {
+	ttars, _ := filepath.Glob(nodes + "*.ttar")
+	if len(ttars) < 8 {
+		t.Fatalf("found %d fixture nodes, want the real H200 recording and the synthetic ones", len(ttars))
+	}
+	for _, f := range ttars {
+		name := strings.TrimSuffix(filepath.Base(f), ".ttar")
+		t.Run(name, func(t *testing.T) {
+			got, _ := runFixture(t, name)
+			golden := nodes + name + ".golden.json"
+			if *update {
+				var b bytes.Buffer
+				enc := json.NewEncoder(&b)
+				enc.SetEscapeHTML(false)
+				enc.SetIndent("", "  ")
+				if err := enc.Encode(got); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			b, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./cmd/gdrcheck -update to write it)", err)
+			}
+			var want verdicts
+			if err := json.Unmarshal(b, &want); err != nil {
+				t.Fatalf("%s: %v", golden, err)
+			}
+			if a, b := fmt.Sprint(want), fmt.Sprint(got); a != b {
+				t.Errorf("verdicts differ from %s:\n got: %s\nwant: %s", golden, pretty(got), pretty(want))
+			}
+		})
+	}
+}
+
+func pretty(v verdicts) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}
+
+// The verdicts each broken fixture exists to show, stated here as well as
+// in the golden files so a careless -update cannot hide a regression.
+func TestEachBrokenFixtureFailsForItsOwnReason(t *testing.T) {
+	cases := []struct {
+		node     string
+		exit     int
+		spec     string // spec that must fail; "" for a clean pass
+		contains string
+	}{
+		{"h100x8-nvswitch-cx7-pix", 0, "", ""},
+		{"h100x8-iommu-passthrough", 0, "", ""},
+		{"h200x2-nv18-vm", 0, "", ""},
+		{"h100x8-nic-sys", 1, "gives every GPU an RDMA NIC within the GPUDirect path limit", "GPU 4 0000:98:00.0 -> mlx5_4 is SYS; GDR expected at PIX/PXB"},
+		{"h100x8-nic-sys", 1, "puts every GPU on the NUMA node of its preferred NIC", "GPU 4 0000:98:00.0 is on NUMA node 1, its NIC mlx5_4 on 0"},
+		{"h100x8-gpu-downtrained", 1, "runs every GPU and NIC link at its maximum width and speed", "GPU 3 0000:39:00.0 link is downtrained in width: Gen5 x8; expected Gen5 x16"},
+		{"h100x8-acs-redirect", 1, "has no ACS redirect on the path between a GPU and its NIC", "GPU 2 0000:38:00.0 -> mlx5_2: bridge 0000:37:00.0 has ACS ReqRedir+ CmpltRedir+"},
+		{"h100x8-iommu-translating", 1, "has the IOMMU off or in passthrough for GPUs and NICs", "GPU 0 0000:18:00.0 is in IOMMU group 6 with a DMA-FQ domain (translating)"},
+	}
+	for _, c := range cases {
+		t.Run(c.node+"/"+c.spec, func(t *testing.T) {
+			v, res := runFixture(t, c.node)
+			if v.ExitCode != c.exit {
+				t.Fatalf("exit %d, want %d; specs:\n%s", v.ExitCode, c.exit, strings.Join(v.Specs, "\n"))
+			}
+			failed := map[string]string{}
+			for _, s := range res.Nodes[0].Suites {
+				for _, sp := range s.Specs {
+					if sp.State == reports.StateFailed {
+						failed[sp.Name] = sp.Message
+					}
+				}
+			}
+			if c.spec == "" {
+				if len(failed) > 0 {
+					t.Fatalf("healthy node failed: %v", failed)
+				}
+				return
+			}
+			msg, ok := failed[c.spec]
+			if !ok {
+				t.Fatalf("spec %q did not fail; failed: %v", c.spec, keys(failed))
+			}
+			if !strings.Contains(msg, c.contains) {
+				t.Errorf("message %q does not say %q", msg, c.contains)
+			}
+			if len(failed) != 1+btoi(c.node == "h100x8-nic-sys") {
+				t.Errorf("more failed than the fixture breaks: %v", keys(failed))
+			}
+		})
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func keys(m map[string]string) []string {
+	var k []string
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}
