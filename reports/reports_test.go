@@ -26,7 +26,7 @@ func sample() *Results {
 				Facts: []Fact{{"gpu_model", "8 x NVIDIA H100 80GB HBM3"}, {"driver", "580.95.05"}},
 				Suites: []Suite{{Name: "topology", Specs: []Spec{
 					{Name: "runs every GPU and NIC link at its maximum width and speed", State: StatePassed, Duration: 0.0004,
-						Output: "noise that must not reach Jenkins for a passing case",
+						Output:  "noise that must not reach Jenkins for a passing case",
 						Metrics: []Metric{{Name: "busbw", Value: 341.41, Unit: "GB/s", Baseline: f(338), DeltaPct: f(1.0089), Verdict: "pass", Subject: "GPU0<->GPU1"}}},
 					{Name: "has no ACS redirect on the path between a GPU and its NIC", State: StateFailed, Duration: 0.0123456,
 						Message:  "GPU 2 0000:38:00.0 -> mlx5_2: bridge 0000:37:00.0 has ACS ReqRedir+ CmpltRedir+; expected no P2P redirect\nsecond line",
