@@ -1,0 +1,91 @@
+package libverbs
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"syscall"
+	"unicode"
+	"unicode/utf8"
+)
+
+var (
+	// ErrNotFound means the dynamic loader found no libibverbs.so.1:
+	// rdma-core is not installed, or not visible to this process.
+	ErrNotFound = errors.New(Name + " not found")
+	// ErrMissingSymbol means a verb is not exported by the loaded library
+	// (ibv_reg_dmabuf_mr before rdma-core 34).
+	ErrMissingSymbol = errors.New("symbol missing")
+	// ErrNoDevice means no RDMA device has the name asked for.
+	ErrNoDevice = errors.New("no such RDMA device")
+	// ErrClosed is returned by the methods of a closed Lib or Device.
+	ErrClosed = errors.New("closed")
+)
+
+// Error is a verb that failed, with the errno it left.
+type Error struct {
+	Call  string        // the verb, e.g. "ibv_reg_dmabuf_mr"
+	Errno syscall.Errno // e.g. EOPNOTSUPP; 0 if the verb set none
+}
+
+// Error reads like "ibv_reg_dmabuf_mr: Operation not supported (errno 95)",
+// the text as strerror(3) writes it.
+func (e *Error) Error() string {
+	if e.Errno == 0 {
+		return e.Call + ": failed without setting errno"
+	}
+	return e.Call + ": " + capitalize(e.Errno.Error()) + " (errno " + strconv.Itoa(int(e.Errno)) + ")"
+}
+
+// Unwrap gives the errno, so errors.Is(err, syscall.EOPNOTSUPP) works.
+func (e *Error) Unwrap() error {
+	if e.Errno == 0 {
+		return nil
+	}
+	return e.Errno
+}
+
+// newError builds an *Error from the errno cgo returned with a call.
+func newError(call string, errno error) *Error {
+	e := &Error{Call: call}
+	var n syscall.Errno
+	if errors.As(errno, &n) {
+		e.Errno = n
+	}
+	return e
+}
+
+// capitalize upper-cases the first letter: Go's errno texts are strerror's
+// in lower case.
+func capitalize(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
+}
+
+// openError classifies a dlopen failure. The library itself missing wraps
+// ErrNotFound; anything else (a dependency missing, a file of the wrong
+// architecture) is a broken installation and does not.
+func openError(name, dlerr string) error {
+	if isNotFound(name, dlerr) {
+		return fmt.Errorf("%w: %s", ErrNotFound, dlerr)
+	}
+	return fmt.Errorf("loading %s: %s", name, dlerr)
+}
+
+// isNotFound reports whether a dlerror message says that the library name
+// itself, rather than something it needs, does not exist. glibc writes
+// "NAME: cannot open shared object file: No such file or directory" and
+// musl "Error loading shared library NAME: No such file or directory";
+// a missing dependency is named in place of NAME.
+func isNotFound(name, dlerr string) bool {
+	const enoent = "No such file or directory"
+	if !strings.HasSuffix(dlerr, enoent) {
+		return false
+	}
+	return strings.HasPrefix(dlerr, name+": ") ||
+		dlerr == "Error loading shared library "+name+": "+enoent
+}
