@@ -179,6 +179,10 @@ func testcase(node, suite string, sp Spec, opt JUnitOptions) junitTestcase {
 		out.WriteString(m.Line())
 		out.WriteByte('\n')
 	}
+	for _, n := range sp.Notes {
+		out.WriteString(n)
+		out.WriteByte('\n')
+	}
 	switch sp.State {
 	case StatePassed:
 		// Passing cases keep only their metrics: their logs drown

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -77,7 +78,19 @@ type Spec struct {
 	Location string   `json:"location,omitempty"`
 	Output   string   `json:"output,omitempty"` // diagnostics captured for failures
 	Metrics  []Metric `json:"metrics,omitempty"`
+	Notes    []string `json:"notes,omitempty"` // the facts behind the verdict; WARNING: lines
 	Setup    bool     `json:"setup,omitempty"` // BeforeSuite/AfterSuite
+}
+
+// Warnings are the notes that qualify a pass.
+func (s Spec) Warnings() []string {
+	var w []string
+	for _, n := range s.Notes {
+		if strings.HasPrefix(n, "WARNING: ") {
+			w = append(w, strings.TrimPrefix(n, "WARNING: "))
+		}
+	}
+	return w
 }
 
 // Metric is a measured value, with its baseline where one applies.

@@ -1,6 +1,8 @@
 package suites
 
 import (
+	"fmt"
+
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
@@ -19,11 +21,17 @@ type Config struct {
 	Expect *node.Inventory
 	// ExpectFile names it in messages.
 	ExpectFile string
+	// BAR1CoverMemory requires BAR1 to be at least the GPU's memory (a
+	// large-BAR data-center part).
+	BAR1CoverMemory bool
+	// BAR1MinFreeMiB is the least free BAR1 a GPU must keep for peer
+	// mappings.
+	BAR1MinFreeMiB uint64
 }
 
 // DefaultConfig is a GPUDirect RDMA node as NVIDIA designs them.
 func DefaultConfig() Config {
-	return Config{MaxGDRPath: node.PathPXB}
+	return Config{MaxGDRPath: node.PathPXB, BAR1CoverMemory: true, BAR1MinFreeMiB: 1024}
 }
 
 // Context is what the runner hands to the specs of one run.
@@ -50,13 +58,27 @@ func Current() *Context {
 // Evidence is Current().Evidence.
 func Evidence() *node.Evidence { return Current().Evidence }
 
-// metricEntry is the report entry name the runner looks for.
-const MetricEntry = "gdrcheck.metric"
+// Report entry names the runner looks for.
+const (
+	MetricEntry = "gdrcheck.metric"
+	NoteEntry   = "gdrcheck.note"
+)
 
 // Record attaches a metric to the running spec; it lands in results.json
 // and in the JUnit system-out.
 func Record(m reports.Metric) {
 	ginkgo.AddReportEntry(MetricEntry, m, ginkgo.ReportEntryVisibilityNever)
+}
+
+// Note attaches a readable line to the running spec, kept in the report
+// whether the spec passes or fails: the facts behind a verdict.
+func Note(format string, args ...any) {
+	ginkgo.AddReportEntry(NoteEntry, fmt.Sprintf(format, args...), ginkgo.ReportEntryVisibilityNever)
+}
+
+// Warn is a note that says the spec passed with a reservation.
+func Warn(format string, args ...any) {
+	Note("WARNING: "+format, args...)
 }
 
 // Describe declares an area's container, labelled with the area name so

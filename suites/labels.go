@@ -10,6 +10,8 @@ import (
 // typo in --suites or in a Describe is caught. `--suites` takes these.
 var labels = map[string]string{
 	"topology": "GPU and NIC wiring for GPUDirect RDMA: PCIe paths, NUMA, links, ACS, IOMMU",
+	"kernel":   "the kernel's peer-memory path: DMA-BUF or nvidia_peermem, proven by export and registration",
+	"bar1":     "BAR1 aperture per GPU: total covers memory, enough free for peer mappings",
 }
 
 // Labels lists the known spec areas in order.
@@ -20,6 +22,20 @@ func Labels() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// probing are the areas that need the CUDA/verbs probe, which creates a
+// CUDA context on every GPU (seconds): the quick topology gate skips it.
+var probing = map[string]bool{"kernel": true}
+
+// NeedProbe says whether any of the areas needs the CUDA/verbs probe.
+func NeedProbe(areas []string) bool {
+	for _, a := range areas {
+		if probing[a] {
+			return true
+		}
+	}
+	return false
 }
 
 // LabelHelp describes every area for --help.

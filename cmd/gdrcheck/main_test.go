@@ -176,6 +176,12 @@ func TestEachBrokenFixtureFailsForItsOwnReason(t *testing.T) {
 		{"h100x8-gpu-downtrained", 1, "runs every GPU and NIC link at its maximum width and speed", "GPU 3 0000:39:00.0 link is downtrained in width: Gen5 x8; expected Gen5 x16"},
 		{"h100x8-acs-redirect", 1, "has no ACS redirect on the path between a GPU and its NIC", "GPU 2 0000:38:00.0 -> mlx5_2: bridge 0000:37:00.0 has ACS ReqRedir+ CmpltRedir+"},
 		{"h100x8-iommu-translating", 1, "has the IOMMU off or in passthrough for GPUs and NICs", "GPU 0 0000:18:00.0 is in IOMMU group 6 with a DMA-FQ domain (translating)"},
+		{"h100x8-proprietary-peermem", 0, "", ""},
+		{"h100x8-proprietary-peermem-unregistered", 1, "has a working GPUDirect peer-memory mechanism", "no GPUDirect peer-memory mechanism works: no GPU buffer registered with its rail NIC on either path; DMA-BUF: NVIDIA kernel modules is proprietary, need open; peermem: peer-memory registration is no memory_peers client"},
+		{"h100x8-proprietary-peermem-unregistered", 1, "has no conflicting or failing peer-memory modules", "kernel log: [   12.345678] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -2)"},
+		{"h100x8-proprietary-peermem-unregistered", 1, "registers GPU memory with every rail NIC", "GPU 0000:18:00.0 -> mlx5_0: dmabuf registration failed: no dma-buf fd to register: the export failed; BAR1 1 MiB used of 131072 MiB, 131071 MiB free"},
+		{"rtx6000ada2-bar1-256mib", 1, "has a BAR1 aperture that covers the GPU memory", "GPU 0 0000:03:00.0: BAR1 256 MiB cannot map its 49140 MiB of memory"},
+		{"rtx6000ada2-bar1-256mib", 1, "keeps enough BAR1 free for peer mappings", "GPU 0 0000:03:00.0: 254 MiB of BAR1 free (2 of 256 MiB used); expected at least 1024 MiB"},
 	}
 	for _, c := range cases {
 		t.Run(c.node+"/"+c.spec, func(t *testing.T) {
@@ -204,18 +210,20 @@ func TestEachBrokenFixtureFailsForItsOwnReason(t *testing.T) {
 			if !strings.Contains(msg, c.contains) {
 				t.Errorf("message %q does not say %q", msg, c.contains)
 			}
-			if len(failed) != 1+btoi(c.node == "h100x8-nic-sys") {
-				t.Errorf("more failed than the fixture breaks: %v", keys(failed))
+			if want := expectedFailures[c.node]; len(failed) != want {
+				t.Errorf("%d specs failed, the fixture breaks %d: %v", len(failed), want, keys(failed))
 			}
 		})
 	}
 }
 
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+// expectedFailures counts the specs each broken fixture fails, so a fixture
+// that breaks more than it should is noticed.
+var expectedFailures = map[string]int{
+	"h100x8-nic-sys": 2, "h100x8-gpu-downtrained": 1, "h100x8-acs-redirect": 1, "h100x8-iommu-translating": 1,
+	"h100x8-proprietary-peermem-unregistered": 3,
+	// BAR1 twice; no peer-memory path, and no registration on either.
+	"rtx6000ada2-bar1-256mib": 4,
 }
 
 func keys(m map[string]string) []string {

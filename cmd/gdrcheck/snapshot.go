@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/spf13/cobra"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
@@ -54,7 +53,7 @@ ticket); anything else writes a directory. Run it as root: PCI config space
 			} else if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
 				return fmt.Errorf("--out %s: directory exists and is not empty", dir)
 			}
-			meta, err := h.Snapshot(dir, nvml.New(), "gdrcheck "+version)
+			meta, err := h.Snapshot(dir, node.DefaultSources(h), "gdrcheck "+version)
 			if err != nil {
 				return err
 			}

@@ -13,14 +13,20 @@ import (
 // Evidence is everything collected about one node, once per run. Suites
 // read it and never go to the host themselves.
 type Evidence struct {
-	Host     HostFacts `json:"host"`
-	GPUs     []GPU     `json:"gpus"`
-	NICs     []NIC     `json:"nics"`
-	Paths    []Path    `json:"paths"`     // every GPU <-> NIC pair
-	GPUPairs []GPUPair `json:"gpu_pairs"` // every GPU <-> GPU pair, from NVML
-	ACS      []ACS     `json:"acs"`       // bridges on GPU <-> preferred NIC paths
-	IOMMU    IOMMU     `json:"iommu"`
-	Problems []Problem `json:"problems,omitempty"`
+	Host     HostFacts   `json:"host"`
+	GPUs     []GPU       `json:"gpus"`
+	NICs     []NIC       `json:"nics"`
+	Paths    []Path      `json:"paths"`     // every GPU <-> NIC pair
+	GPUPairs []GPUPair   `json:"gpu_pairs"` // every GPU <-> GPU pair, from NVML
+	ACS      []ACS       `json:"acs"`       // bridges on GPU <-> preferred NIC paths
+	IOMMU    IOMMU       `json:"iommu"`
+	Kernel   KernelFacts `json:"kernel"`
+	// CUDA and Verbs are filled by ProbeGPUDirect, only for the suites
+	// that need them (Probed).
+	Probed   bool       `json:"probed"`
+	CUDA     CUDAFacts  `json:"cuda"`
+	Verbs    VerbsFacts `json:"verbs"`
+	Problems []Problem  `json:"problems,omitempty"`
 }
 
 // HostFacts names the node and its software.
@@ -92,6 +98,8 @@ func (e *Evidence) Relabel(label string) {
 	for i := range e.Problems {
 		e.Problems[i].Message = strings.ReplaceAll(e.Problems[i].Message, root, label)
 	}
+	e.CUDA.Error = strings.ReplaceAll(e.CUDA.Error, root, label)
+	e.Verbs.Error = strings.ReplaceAll(e.Verbs.Error, root, label)
 	e.Host.Root = label
 }
 
@@ -121,6 +129,10 @@ type Sources struct {
 	// reason is in NVMLErr.
 	NVML    nvml.Interface
 	NVMLErr error
+	// GPUDirect probes libcuda and libibverbs; nil with the reason in
+	// GPUDirectErr.
+	GPUDirect    GPUDirectProbe
+	GPUDirectErr error
 }
 
 // nvmlRecording is where snapshots keep NVML's answers.
@@ -196,6 +208,9 @@ func Collect(h Host, src Sources) *Evidence {
 	e.Paths = paths(e.GPUs, e.NICs, pci)
 	e.collectACS(h, pci)
 	e.collectIOMMU(h)
+	if e.Kernel, err = h.Kernel(); err != nil {
+		e.problem("kernel", false, err)
+	}
 	return e
 }
 
@@ -366,19 +381,20 @@ func procDriverVersion(h Host) string {
 	return ""
 }
 
-// DefaultSources picks NVML for the host: the live library on "/", the
-// snapshot's recording for a tree.
+// DefaultSources picks NVML and the CUDA/verbs probe for the host: the
+// live libraries on "/", the snapshot's recordings for a tree.
 func DefaultSources(h Host) Sources {
 	if h.Live() {
-		return Sources{NVML: nvml.New()}
+		return Sources{NVML: nvml.New(), GPUDirect: LiveGPUDirect{}}
 	}
+	gd, gdErr := h.recordedGPUDirect()
 	b, err := os.ReadFile(h.path(nvmlRecording))
 	if err != nil {
-		return Sources{NVMLErr: fmt.Errorf("%w: no NVML recording for host root %q: %w", ErrNVML, h.Root(), err)}
+		return Sources{NVMLErr: fmt.Errorf("%w: no NVML recording for host root %q: %w", ErrNVML, h.Root(), err), GPUDirect: gd, GPUDirectErr: gdErr}
 	}
 	rec, err := ParseNVMLRecording(b)
 	if err != nil {
 		return Sources{NVMLErr: fmt.Errorf("%w: %q: %w", ErrNVML, h.path(nvmlRecording), err)}
 	}
-	return Sources{NVML: ReplayNVML(rec)}
+	return Sources{NVML: ReplayNVML(rec), GPUDirect: gd, GPUDirectErr: gdErr}
 }

@@ -35,7 +35,9 @@ type SnapshotMeta struct {
 // sysfs and procfs files under dst/sys and dst/proc with their symlinks,
 // device node names under dst/dev, and NVML's and rdmamap's answers under
 // dst/gdrcheck. `gdrcheck run --host-root dst` replays it on any machine.
-func (h Host) Snapshot(dst string, lib nvml.Interface, tool string) (SnapshotMeta, error) {
+// src.GPUDirect, when set, is run and its answers recorded too.
+func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, error) {
+	lib := src.NVML
 	s := &snapshotter{h: h, dst: dst, done: map[string]bool{}}
 	meta := SnapshotMeta{Taken: time.Now().UTC(), Tool: tool}
 	meta.Hostname, _ = readString(h.proc("sys", "kernel", "hostname"))
@@ -93,6 +95,18 @@ func (h Host) Snapshot(dst string, lib nvml.Interface, tool string) (SnapshotMet
 		s.problems = append(s.problems, err.Error())
 	}
 	s.json(rdmaRecording, rm)
+	if src.GPUDirect != nil {
+		// The probe registers with each GPU's rail NIC, so it needs the
+		// node's paths first.
+		ev := Collect(h, Sources{NVML: ReplayNVML(rec)})
+		ev.ProbeGPUDirect(src.GPUDirect, nil)
+		s.json(gpudirectRecording, GPUDirectRecording{CUDA: ev.CUDA, Verbs: ev.Verbs})
+	}
+	// Only the kernel log lines about peer memory are kept: the rest of
+	// the log is none of the recipient's business.
+	if lines, ok := h.kernelLog(); ok {
+		s.writeFile(kmsgRecording, []byte(strings.Join(lines, "\n")), 0o644)
+	}
 	meta.Problems = s.problems
 	s.json("gdrcheck/snapshot.json", meta)
 	if s.err != nil {

@@ -25,20 +25,23 @@ func TestSnapshotOfANodeCollectsToTheSameEvidence(t *testing.T) {
 			}
 			sources := node.DefaultSources(h)
 			want := node.Collect(h, sources)
+			want.ProbeGPUDirect(sources.GPUDirect, sources.GPUDirectErr)
 
 			dst := t.TempDir()
 			lib := sources.NVML
 			if lib == nil {
 				t.Fatalf("fixture has no NVML recording: %v", sources.NVMLErr)
 			}
-			if _, err := h.Snapshot(dst, lib, "test"); err != nil {
+			if _, err := h.Snapshot(dst, sources, "test"); err != nil {
 				t.Fatal(err)
 			}
 			hs, err := node.Open(dst)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := node.Collect(hs, node.DefaultSources(hs))
+			ss := node.DefaultSources(hs)
+			got := node.Collect(hs, ss)
+			got.ProbeGPUDirect(ss.GPUDirect, ss.GPUDirectErr)
 			want.Host.Root, got.Host.Root = "", ""
 			relabel(want, src)
 			relabel(got, dst)

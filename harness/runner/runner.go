@@ -21,6 +21,8 @@ import (
 	"github.com/gdrcheck/gdrcheck/suites"
 
 	// The spec areas register themselves.
+	_ "github.com/gdrcheck/gdrcheck/suites/bar1"
+	_ "github.com/gdrcheck/gdrcheck/suites/kernel"
 	_ "github.com/gdrcheck/gdrcheck/suites/topology"
 )
 
@@ -70,6 +72,9 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 			src = *opt.Sources
 		}
 		ev = node.Collect(h, src)
+		if suites.NeedProbe(opt.Suites) {
+			ev.ProbeGPUDirect(src.GPUDirect, src.GPUDirectErr)
+		}
 		ev.Relabel(opt.HostLabel)
 		n.Name = nodeName(opt.NodeName, ev.Host.Hostname)
 		n.Facts = facts(ev)
@@ -137,6 +142,10 @@ func facts(ev *node.Evidence) []reports.Fact {
 	}
 	add("kernel", ev.Host.Kernel)
 	add("iommu", ev.IOMMU.Mode)
+	add("driver_flavour", ev.Kernel.DriverFlavour)
+	if ev.Probed {
+		add("mechanism", ev.Mechanism().Mechanism)
+	}
 	return f
 }
 
@@ -265,6 +274,13 @@ func spec(sr types.SpecReport) reports.Spec {
 		}
 		if m, ok := e.Value.GetRawValue().(reports.Metric); ok {
 			sp.Metrics = append(sp.Metrics, m)
+		}
+	}
+	for _, e := range sr.ReportEntries {
+		if e.Name == suites.NoteEntry {
+			if s, ok := e.Value.GetRawValue().(string); ok {
+				sp.Notes = append(sp.Notes, s)
+			}
 		}
 	}
 	return sp

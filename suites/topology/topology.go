@@ -50,7 +50,7 @@ var _ = suites.Describe("topology", func() {
 			}
 		}
 		suites.Record(reports.Metric{Name: "gpus_within_gdr_path", Value: float64(len(ev.GPUs) - len(bad)), Unit: "GPUs"})
-		failIf(bad)
+		suites.FailIf(bad)
 	})
 
 	It("puts every GPU on the NUMA node of its preferred NIC", func() {
@@ -67,7 +67,7 @@ var _ = suites.Describe("topology", func() {
 			n, _ := ev.NIC(p.NIC)
 			bad = append(bad, fmt.Sprintf("%s is on NUMA node %d, its NIC %s on %d; expected the same node", gpuName(g), g.NUMANode, p.NIC, n.NUMANode))
 		}
-		failIf(bad)
+		suites.FailIf(bad)
 	})
 
 	It("runs every GPU and NIC link at its maximum width and speed", func() {
@@ -82,7 +82,7 @@ var _ = suites.Describe("topology", func() {
 				bad = append(bad, fmt.Sprintf("NIC %s %s link runs at %.1f GT/s x%d; expected %.1f GT/s x%d", n.Name, n.BusID, l.CurSpeedGTs, l.CurWidth, l.MaxSpeedGTs, l.MaxWidth))
 			}
 		}
-		failIf(bad)
+		suites.FailIf(bad)
 	})
 
 	It("has no ACS redirect on the path between a GPU and its NIC", func() {
@@ -105,7 +105,7 @@ var _ = suites.Describe("topology", func() {
 				}
 			}
 		}
-		failIf(bad)
+		suites.FailIf(bad)
 	})
 
 	It("has the IOMMU off or in passthrough for GPUs and NICs", func() {
@@ -120,7 +120,7 @@ var _ = suites.Describe("topology", func() {
 				bad = append(bad, fmt.Sprintf("NIC %s %s is in IOMMU group %s with a %s domain (translating); expected off or passthrough (iommu=pt)", n.Name, n.BusID, n.IOMMU.Group, n.IOMMU.Type))
 			}
 		}
-		failIf(bad)
+		suites.FailIf(bad)
 	})
 
 	It("has working peer access between GPUs joined by NVLink", func() {
@@ -147,7 +147,7 @@ var _ = suites.Describe("topology", func() {
 			}
 		}
 		suites.Record(reports.Metric{Name: "nvlink_pairs_checked", Value: float64(checked), Unit: "pairs"})
-		failIf(bad)
+		suites.FailIf(bad)
 	})
 
 	It("matches the expected inventory", func() {
@@ -158,22 +158,9 @@ var _ = suites.Describe("topology", func() {
 		for i := range drift {
 			drift[i] += " (" + cfg.ExpectFile + ")"
 		}
-		failIf(drift)
+		suites.FailIf(drift)
 	})
 })
-
-// failIf fails the spec with one line per finding; the first line is short
-// and stable so the same failure groups together across runs.
-func failIf(findings []string) {
-	if len(findings) == 0 {
-		return
-	}
-	msg := findings[0]
-	if len(findings) > 1 {
-		msg = fmt.Sprintf("%s (and %d more)\n%s", findings[0], len(findings)-1, strings.Join(findings, "\n"))
-	}
-	Fail(msg, 1)
-}
 
 func gpuName(g node.GPU) string {
 	if g.Index < 0 {

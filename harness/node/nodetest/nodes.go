@@ -14,7 +14,18 @@ type h100x8 struct {
 	downtrainedGPU    int // -1: none
 	acsRedirect       bool
 	iommu             string // "", "identity", "DMA-FQ"
+	proprietary       bool
+	peermem           string // "", "registered", "unregistered"
 }
+
+// ProprietaryDriver runs the closed NVIDIA kernel modules: no dma-buf
+// export (attribute 124 = 0), so GPUDirect needs nvidia_peermem.
+func ProprietaryDriver() Variant { return func(c *h100x8) { c.proprietary = true } }
+
+// Peermem loads nvidia_peermem; registered or not with MOFED's ib_core
+// ("registered", "unregistered": the module failed to find the peer-memory
+// API and says so in the kernel log).
+func Peermem(state string) Variant { return func(c *h100x8) { c.peermem = state } }
 
 // NICsOnOtherSocket cables the NICs of socket 1 (mlx5_4..7) to socket 0's
 // root complex: GPUs 4-7 keep no NIC on their own socket (SYS).
@@ -112,6 +123,18 @@ func H100x8(dir string, vs ...Variant) (*Tree, error) {
 			rec.Pairs = append(rec.Pairs, node.GPUPair{A: gpus[i], B: gpus[j], Ancestor: anc, P2PRead: "OK", P2PWrite: "OK", NVLink: "OK"})
 		}
 	}
+	t.GPUDirect = gpudirect(c, gpus)
+	switch c.peermem {
+	case "registered":
+		t.Peermem, t.PeermemRegistered, t.MOFED = true, true, "24.10-1.1.4"
+	case "unregistered":
+		t.Peermem = true
+		t.Kmsg = []string{
+			"[   12.345678] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -2)",
+			"[   12.345690] nvidia_peermem: Unknown symbol ib_unregister_peer_memory_client (err -2)",
+		}
+	}
+	t.Proprietary = c.proprietary
 	if c.iommu != "" {
 		for _, a := range t.Addresses() {
 			t.IOMMUGroup(c.iommu, a)
@@ -175,6 +198,93 @@ func Fixtures() []Fixture {
 		{"h100x8-acs-redirect", "ACS P2P request and completion redirect on the switch ports of GPUs 2-3", with(ACSRedirect())},
 		{"h100x8-iommu-translating", "IOMMU on with DMA-FQ (translating) domains for every device", with(IOMMU("DMA-FQ"))},
 		{"h100x8-iommu-passthrough", "IOMMU on with identity (passthrough) domains: fine for GPUDirect", with(IOMMU("identity"))},
+		{"h100x8-proprietary-peermem", "closed kernel modules (no dma-buf), nvidia_peermem registered with MOFED: GPUDirect on the legacy path", with(ProprietaryDriver(), Peermem("registered"))},
+		{"h100x8-proprietary-peermem-unregistered", "closed kernel modules and an nvidia_peermem that found no peer-memory API: no GPUDirect path at all", with(ProprietaryDriver(), Peermem("unregistered"))},
+		{"rtx6000ada2-bar1-256mib", "2 x RTX 6000 Ada with a 256 MiB BAR1, idle at Gen1 in P8, closed driver: BAR1 too small and no peer-memory path", RTX6000Ada2},
 		{"cpu-no-gpu", "one ConnectX-7 and no NVIDIA GPU; the driver is not loaded", NoGPU},
 	}
+}
+
+// gpudirect is what libcuda and libibverbs answer on the H100 node: each
+// GPU's buffer registered with its rail NIC (GPU i -> mlx5_i) on both
+// paths, working as the driver flavour and peermem state allow.
+func gpudirect(c h100x8, gpus []string) *node.GPUDirectRecording {
+	one, zero := 1, 0
+	ordering := 200
+	rec := &node.GPUDirectRecording{
+		CUDA:  node.CUDAFacts{Available: true, DriverVersion: 13000},
+		Verbs: node.VerbsFacts{Available: true, Library: "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.50.0", RDMACoreVersion: 50, HasRegDMABufMR: true},
+	}
+	for i := 0; i < 8; i++ {
+		rec.Verbs.Devices = append(rec.Verbs.Devices, fmt.Sprintf("mlx5_%d", i))
+	}
+	for i, bus := range gpus {
+		g := node.CUDAGPU{Ordinal: i, BusID: bus, GDRSupported: &one, FlushWritesOptions: &one, WritesOrdering: &ordering, DMABufSupported: &one,
+			Export: node.DMABufExport{Tried: true, OK: true, Bytes: 2 << 20}}
+		if c.proprietary {
+			g.DMABufSupported = &zero
+			g.Export = node.DMABufExport{Tried: true, Error: "cuMemGetHandleForAddressRange: CUDA_ERROR_NOT_SUPPORTED (801): operation not supported"}
+		}
+		rec.CUDA.GPUs = append(rec.CUDA.GPUs, g)
+		nic := fmt.Sprintf("mlx5_%d", i)
+		dm := node.Registration{GPU: bus, NIC: nic, Path: node.PathDMABuf, OK: !c.proprietary}
+		if c.proprietary {
+			dm.Error = "no dma-buf fd to register: the export failed"
+		}
+		pm := node.Registration{GPU: bus, NIC: nic, Path: node.PathPeermem, OK: c.peermem == "registered"}
+		if !pm.OK {
+			pm.Error = "ibv_reg_mr: Bad address (errno 14)"
+		}
+		rec.Verbs.Registrations = append(rec.Verbs.Registrations, dm, pm)
+	}
+	return rec
+}
+
+// RTX6000Ada2 builds a workstation node: 2 x RTX 6000 Ada (BAR1 256 MiB,
+// idle at PCIe Gen1 of Gen4 in P8, as nvidia-smi -q in
+// fixtures/corpus/nvidia-smi-q shows) behind one switch with a
+// ConnectX-7 (PXB), on the proprietary driver without nvidia_peermem.
+func RTX6000Ada2(dir string) (*Tree, error) {
+	t := New(dir)
+	t.Hostname = "ws-node"
+	t.Proprietary = true
+	t.Driver = "550.127.05"
+	t.HostBridge("pci0000:00", 0, "0-63")
+	t.Bridge("pci0000:00", "0000:00:01.0", 0)
+	t.Bridge("0000:00:01.0", "0000:01:00.0", -1)
+	t.Bridge("0000:01:00.0", "0000:02:00.0", 0)
+	t.Bridge("0000:01:00.0", "0000:02:01.0", 0)
+	t.Bridge("0000:01:00.0", "0000:02:02.0", 0)
+	t.Bridge("0000:02:02.0", "0000:05:00.0", -1)
+	t.Bridge("0000:05:00.0", "0000:06:00.0", 0)
+	idle := Link{CurGTs: 2.5, MaxGTs: 16, CurWidth: 16, MaxWidth: 16}
+	t.GPU("0000:02:00.0", "0000:03:00.0", 0x26b1, idle)
+	t.GPU("0000:02:01.0", "0000:04:00.0", 0x26b1, idle)
+	t.AddNIC("0000:06:00.0", "0000:07:00.0", CX7("mlx5_0", "ens1np0"))
+	p8 := 8
+	rec := &node.NVMLRecording{NVMLFacts: node.NVMLFacts{DriverVersion: "550.127.05", NVMLVersion: "12.550.127.05", CUDADriverVersion: 12040}}
+	for i, bus := range []string{"0000:03:00.0", "0000:04:00.0"} {
+		rec.GPUs = append(rec.GPUs, node.GPU{
+			Index: i, Name: "NVIDIA RTX 6000 Ada Generation", UUID: fmt.Sprintf("GPU-2c1e0f3e-0000-4000-8000-00000000000%d", i),
+			BusID: bus, PCIDeviceID: "0x26b1", MemoryMiB: 49140, NUMANode: -1,
+			PCIe: node.GPUPCIe{CurGen: 1, MaxGen: 4, CurWidth: 16, MaxWidth: 16},
+			BAR1: &node.BAR1{TotalMiB: 256, UsedMiB: 2, FreeMiB: 254}, PerfState: &p8, Source: "nvml",
+		})
+	}
+	rec.Pairs = []node.GPUPair{{A: "0000:03:00.0", B: "0000:04:00.0", Ancestor: "SINGLE", P2PRead: "CHIPSET_NOT_SUPPORTED", P2PWrite: "CHIPSET_NOT_SUPPORTED", NVLink: "NOT_SUPPORTED"}}
+	t.NVML = rec
+	zero, one := 0, 1
+	gd := &node.GPUDirectRecording{
+		CUDA:  node.CUDAFacts{Available: true, DriverVersion: 12040},
+		Verbs: node.VerbsFacts{Available: true, Library: "/usr/lib/x86_64-linux-gnu/libibverbs.so.1.14.39.0", RDMACoreVersion: 39, HasRegDMABufMR: true, Devices: []string{"mlx5_0"}},
+	}
+	for i, bus := range []string{"0000:03:00.0", "0000:04:00.0"} {
+		gd.CUDA.GPUs = append(gd.CUDA.GPUs, node.CUDAGPU{Ordinal: i, BusID: bus, GDRSupported: &one, DMABufSupported: &zero,
+			Export: node.DMABufExport{Tried: true, Error: "cuMemGetHandleForAddressRange: CUDA_ERROR_NOT_SUPPORTED (801): operation not supported"}})
+		gd.Verbs.Registrations = append(gd.Verbs.Registrations,
+			node.Registration{GPU: bus, NIC: "mlx5_0", Path: node.PathDMABuf, Error: "no dma-buf fd to register: the export failed"},
+			node.Registration{GPU: bus, NIC: "mlx5_0", Path: node.PathPeermem, Error: "ibv_reg_mr: Bad address (errno 14)"})
+	}
+	t.GPUDirect = gd
+	return t, t.Finish()
 }

@@ -26,6 +26,17 @@ type Tree struct {
 	Driver   string // "580.95.05": the NVIDIA module version
 	// NVML is written to gdrcheck/nvml.json; nil writes none (NVML absent).
 	NVML *node.NVMLRecording
+	// GPUDirect is written to gdrcheck/gpudirect.json: what libcuda and
+	// libibverbs answered; nil writes none.
+	GPUDirect *node.GPUDirectRecording
+	// Proprietary writes the closed kernel module's version line.
+	Proprietary bool
+	// Peermem loads nvidia_peermem; PeermemRegistered adds the
+	// memory_peers/nv_mem client MOFED's ib_core creates for it.
+	Peermem, PeermemRegistered bool
+	NvPeerMem                  bool   // the legacy module, loaded
+	MOFED                      string // mlx5_core version of MLNX_OFED/DOCA
+	Kmsg                       []string
 
 	devs   map[string]string // PCI address -> directory relative to sys/devices
 	numa   map[string]int
@@ -247,8 +258,37 @@ func (t *Tree) Finish() error {
 	t.write("proc/sys/kernel/hostname", t.Hostname+"\n")
 	t.write("proc/sys/kernel/osrelease", t.Kernel+"\n")
 	t.write("proc/cmdline", t.Cmdline+"\n")
-	t.write("proc/driver/nvidia/version", fmt.Sprintf("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  %s  Release Build  (dvs-builder@U22-I3-AF03-09-1)  Tue Sep 30 00:00:00 UTC 2025\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n", t.Driver))
+	if t.Proprietary {
+		t.write("proc/driver/nvidia/version", fmt.Sprintf("NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Tue Sep 30 00:00:00 UTC 2025\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n", t.Driver))
+	} else {
+		t.write("proc/driver/nvidia/version", fmt.Sprintf("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  %s  Release Build  (dvs-builder@U22-I3-AF03-09-1)  Tue Sep 30 00:00:00 UTC 2025\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n", t.Driver))
+	}
 	t.write("sys/module/nvidia/version", t.Driver+"\n")
+	if t.Peermem {
+		t.write("sys/module/nvidia_peermem/version", t.Driver+"\n")
+		t.write("sys/module/nvidia_peermem/parameters/peerdirect_support", "0\n")
+		t.write("sys/module/nvidia_peermem/parameters/persistent_api_support", "1\n")
+	}
+	if t.PeermemRegistered {
+		t.write("sys/kernel/mm/memory_peers/nv_mem/version", t.Driver+"\n")
+		t.write("sys/kernel/mm/memory_peers/nv_mem/num_alloc_mrs", "0\n")
+	}
+	if t.NvPeerMem {
+		t.write("sys/module/nv_peer_mem/version", "1.3-0\n")
+	}
+	if t.MOFED != "" {
+		t.write("sys/module/mlx5_core/version", t.MOFED+"\n")
+	}
+	if len(t.Kmsg) > 0 {
+		t.write("gdrcheck/kmsg.txt", strings.Join(t.Kmsg, "\n")+"\n")
+	}
+	if t.GPUDirect != nil {
+		b, err := json.MarshalIndent(t.GPUDirect, "", "  ")
+		if err != nil {
+			t.errs = append(t.errs, err)
+		}
+		t.write("gdrcheck/gpudirect.json", string(b)+"\n")
+	}
 	for _, d := range []string{"sys/class/net", "sys/class/iommu", "sys/kernel/iommu_groups", "sys/bus/pci/devices"} {
 		if err := os.MkdirAll(filepath.Join(t.Dir, d), 0o755); err != nil {
 			t.errs = append(t.errs, err)

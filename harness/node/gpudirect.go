@@ -1,0 +1,133 @@
+package node
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// CUDAFacts are libcuda's answers about each GPU's peer-memory support.
+type CUDAFacts struct {
+	Available     bool      `json:"available"`
+	Error         string    `json:"error,omitempty"`          // why libcuda could not be used
+	DriverVersion int       `json:"driver_version,omitempty"` // cuDriverGetVersion, e.g. 13000
+	GPUs          []CUDAGPU `json:"gpus,omitempty"`
+}
+
+// CUDAGPU is one device's GPUDirect attributes and the proof that its
+// memory exports as a dma-buf. Attributes are nil when the driver does not
+// know them.
+type CUDAGPU struct {
+	Ordinal            int          `json:"ordinal"`
+	BusID              string       `json:"bus_id"`                          // cuDeviceGetPCIBusId
+	GDRSupported       *int         `json:"gpu_direct_rdma_supported"`       // attribute 116
+	FlushWritesOptions *int         `json:"gpu_direct_rdma_flush_writes"`    // attribute 117
+	WritesOrdering     *int         `json:"gpu_direct_rdma_writes_ordering"` // attribute 118: 0, 100 owner, 200 all devices
+	DMABufSupported    *int         `json:"dma_buf_supported"`               // attribute 124
+	Export             DMABufExport `json:"dma_buf_export"`
+}
+
+// DMABufExport is the result of cuMemGetHandleForAddressRange on a fresh
+// device allocation.
+type DMABufExport struct {
+	Tried bool   `json:"tried"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+	Bytes int    `json:"bytes,omitempty"`
+}
+
+// VerbsFacts are libibverbs' answers and the registration proof.
+type VerbsFacts struct {
+	Available       bool           `json:"available"`
+	Error           string         `json:"error,omitempty"`
+	Library         string         `json:"library,omitempty"`           // the file dlopen loaded
+	RDMACoreVersion int            `json:"rdma_core_version,omitempty"` // from the library's file name
+	HasRegDMABufMR  bool           `json:"has_ibv_reg_dmabuf_mr"`
+	Devices         []string       `json:"devices,omitempty"` // ibv_get_device_list
+	Registrations   []Registration `json:"registrations,omitempty"`
+}
+
+// Registration paths.
+const (
+	PathDMABuf  = "dmabuf"  // ibv_reg_dmabuf_mr on the exported fd
+	PathPeermem = "peermem" // ibv_reg_mr on the device pointer (nvidia_peermem)
+)
+
+// Registration is one attempt to register a GPU buffer with a NIC.
+type Registration struct {
+	GPU   string `json:"gpu"` // bus id
+	NIC   string `json:"nic"`
+	Path  string `json:"path"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"` // errno text
+}
+
+// GPUDirectProbe asks libcuda and libibverbs what the peer-memory paths can
+// do. rails maps each GPU's bus id to the NICs its buffer is registered
+// with.
+type GPUDirectProbe interface {
+	Probe(rails map[string][]string) (CUDAFacts, VerbsFacts)
+}
+
+// GPUDirectRecording is gdrcheck/gpudirect.json in a snapshot.
+type GPUDirectRecording struct {
+	CUDA  CUDAFacts  `json:"cuda"`
+	Verbs VerbsFacts `json:"verbs"`
+}
+
+// Probe answers from the recording; the rails are those of the recorded
+// node.
+func (r GPUDirectRecording) Probe(map[string][]string) (CUDAFacts, VerbsFacts) {
+	return r.CUDA, r.Verbs
+}
+
+// gpudirectRecording is where snapshots keep the probe's answers.
+const gpudirectRecording = "gdrcheck/gpudirect.json"
+
+// recordedGPUDirect loads a snapshot's probe answers.
+func (h Host) recordedGPUDirect() (GPUDirectProbe, error) {
+	b, err := os.ReadFile(h.path(gpudirectRecording))
+	if err != nil {
+		return nil, fmt.Errorf("no CUDA/verbs recording for host root %q: %w", h.Root(), err)
+	}
+	var rec GPUDirectRecording
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil {
+		return nil, fmt.Errorf("reading %q: %w", h.path(gpudirectRecording), err)
+	}
+	return rec, nil
+}
+
+// Rails maps each GPU to the NIC it would use for GPUDirect RDMA: its
+// preferred NIC.
+func (e *Evidence) Rails() map[string][]string {
+	out := map[string][]string{}
+	for _, g := range e.GPUs {
+		if p, ok := e.PreferredPath(g.BusID); ok {
+			out[g.BusID] = []string{p.NIC}
+		} else {
+			out[g.BusID] = nil
+		}
+	}
+	return out
+}
+
+// ProbeGPUDirect runs the probe and stores its answers; it is separate
+// from Collect because creating CUDA contexts takes seconds and the quick
+// topology gate does not need it.
+func (e *Evidence) ProbeGPUDirect(p GPUDirectProbe, perr error) {
+	if p == nil {
+		msg := "no CUDA/verbs probe"
+		if perr != nil {
+			msg = perr.Error()
+		}
+		e.CUDA = CUDAFacts{Error: msg}
+		e.Verbs = VerbsFacts{Error: msg}
+		e.problem("gpudirect", false, fmt.Errorf("%s", msg))
+		return
+	}
+	e.CUDA, e.Verbs = p.Probe(e.Rails())
+	e.Probed = true
+}

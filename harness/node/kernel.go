@@ -1,0 +1,201 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Module flavours of the NVIDIA kernel driver. Only the open modules
+// (R515+) export GPU memory as dma-buf.
+const (
+	FlavourOpen        = "open"
+	FlavourProprietary = "proprietary"
+)
+
+// KernelFacts are the kernel-side facts of the peer-memory paths.
+type KernelFacts struct {
+	Release       string      `json:"release"`        // proc/sys/kernel/osrelease
+	DriverFlavour string      `json:"driver_flavour"` // proc/driver/nvidia/version: open or proprietary
+	DriverVersion string      `json:"driver_version"` // the module's version
+	Peermem       PeermemInfo `json:"peermem"`
+	// NvPeerMem is the legacy Mellanox nv_peer_mem module; loaded next to
+	// nvidia_peermem the two fight over the same peer-memory client.
+	NvPeerMem bool `json:"nv_peer_mem_loaded"` // sys/module/nv_peer_mem
+	// MOFED is the version of a MLNX_OFED/DOCA-OFED mlx5_core (its
+	// sys/module/mlx5_core/version); inbox drivers have none.
+	MOFED string `json:"mofed,omitempty"`
+	// PeerClients are the peer-memory clients registered with ib_core
+	// (sys/kernel/mm/memory_peers/<name>/version), which exist only with
+	// MOFED's peer-memory API.
+	PeerClients map[string]string `json:"peer_clients,omitempty"`
+	// Log holds kernel log lines about peer memory going wrong (unknown
+	// symbols, invalid context); LogReadable says whether the log could be
+	// read at all.
+	Log         []string `json:"log,omitempty"`
+	LogReadable bool     `json:"log_readable"`
+}
+
+// PeermemInfo is the nvidia_peermem module.
+type PeermemInfo struct {
+	Loaded     bool              `json:"loaded"`            // sys/module/nvidia_peermem exists
+	Version    string            `json:"version,omitempty"` // sys/module/nvidia_peermem/version
+	Params     map[string]string `json:"params,omitempty"`  // sys/module/nvidia_peermem/parameters/*
+	Registered bool              `json:"registered"`        // a memory_peers client for it exists
+	Client     string            `json:"client,omitempty"`  // the memory_peers entry (nv_mem)
+}
+
+// KernelAtLeast compares a dotted kernel release ("6.8.0-60-generic") with
+// major.minor.
+func KernelAtLeast(release string, major, minor int) bool {
+	m := regexp.MustCompile(`^(\d+)\.(\d+)`).FindStringSubmatch(release)
+	if m == nil {
+		return false
+	}
+	a, _ := strconv.Atoi(m[1])
+	b, _ := strconv.Atoi(m[2])
+	return a > major || a == major && b >= minor
+}
+
+// Kernel reads the kernel facts. Absent modules are facts (false), not
+// errors; an unreadable file that exists is an error.
+func (h Host) Kernel() (KernelFacts, error) {
+	var k KernelFacts
+	var err error
+	if k.Release, err = readString(h.proc("sys", "kernel", "osrelease")); err != nil && !errors.Is(err, ErrAbsent) {
+		return k, err
+	}
+	if v, err := readString(h.proc("driver", "nvidia", "version")); err == nil {
+		k.DriverFlavour, k.DriverVersion = parseDriverVersion(v)
+	} else if !errors.Is(err, ErrAbsent) {
+		return k, err
+	}
+	if k.Peermem, err = h.peermem(); err != nil {
+		return k, err
+	}
+	if _, err := os.Stat(h.sys("module", "nv_peer_mem")); err == nil {
+		k.NvPeerMem = true
+	}
+	if v, err := readString(h.sys("module", "mlx5_core", "version")); err == nil {
+		k.MOFED = v
+	}
+	clients, err := h.peerClients()
+	if err != nil {
+		return k, err
+	}
+	k.PeerClients = clients
+	// nvidia_peermem registers as "nv_mem"; so did nv_peer_mem.
+	if _, ok := clients["nv_mem"]; ok && k.Peermem.Loaded {
+		k.Peermem.Registered, k.Peermem.Client = true, "nv_mem"
+	}
+	k.Log, k.LogReadable = h.kernelLog()
+	return k, nil
+}
+
+// parseDriverVersion reads the first line of /proc/driver/nvidia/version:
+// "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04 ..."
+// or, proprietary, "NVRM version: NVIDIA UNIX x86_64 Kernel Module  525.60.13 ...".
+func parseDriverVersion(s string) (flavour, version string) {
+	line, _, _ := strings.Cut(s, "\n")
+	flavour = FlavourProprietary
+	if strings.Contains(line, "Open Kernel Module") {
+		flavour = FlavourOpen
+	}
+	if m := regexp.MustCompile(`\s(\d+\.\d+(?:\.\d+)?)\s`).FindStringSubmatch(line + " "); m != nil {
+		version = m[1]
+	}
+	return flavour, version
+}
+
+func (h Host) peermem() (PeermemInfo, error) {
+	var p PeermemInfo
+	dir := h.sys("module", "nvidia_peermem")
+	if _, err := os.Stat(dir); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return p, nil
+		}
+		return p, fmt.Errorf("reading %q: %w", dir, err)
+	}
+	p.Loaded = true
+	if v, err := readString(filepath.Join(dir, "version")); err == nil {
+		p.Version = v
+	}
+	params, _ := filepath.Glob(filepath.Join(dir, "parameters", "*"))
+	for _, f := range params {
+		if v, err := readString(f); err == nil {
+			if p.Params == nil {
+				p.Params = map[string]string{}
+			}
+			p.Params[filepath.Base(f)] = v
+		}
+	}
+	return p, nil
+}
+
+func (h Host) peerClients() (map[string]string, error) {
+	dir := h.sys("kernel", "mm", "memory_peers")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("reading %q: %w", dir, err)
+	}
+	out := map[string]string{}
+	for _, e := range ents {
+		v, _ := readString(filepath.Join(dir, e.Name(), "version"))
+		out[e.Name()] = v
+	}
+	return out, nil
+}
+
+// peerTrouble matches kernel log lines that signal a broken legacy path:
+// a module built against another kernel or OFED ("Unknown symbol",
+// "disagrees about version of symbol"), or nvidia_peermem's own errors.
+var peerTrouble = regexp.MustCompile(`(?i)(nvidia_peermem|nv_peer_mem|nv_mem|peer_mem|ib_register_peer_memory_client).*(unknown symbol|disagrees about version|invalid context|error|fail)|(unknown symbol|disagrees about version).*(peer_mem|peermem|ib_register_peer_memory_client)`)
+
+// kmsgRecording is where snapshots keep the kernel log.
+const kmsgRecording = "gdrcheck/kmsg.txt"
+
+// kernelLog reads the kernel log without consuming it (/dev/kmsg, needs
+// root) on the live host, or the snapshot's copy, and keeps the trouble.
+func (h Host) kernelLog() ([]string, bool) {
+	var text string
+	if h.Live() {
+		b, err := readKmsg()
+		if err != nil {
+			return nil, false
+		}
+		text = string(b)
+	} else {
+		b, err := os.ReadFile(h.path(kmsgRecording))
+		if err != nil {
+			return nil, false
+		}
+		text = string(b)
+	}
+	return filterLog(text), true
+}
+
+func filterLog(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range strings.Split(text, "\n") {
+		// /dev/kmsg records are "prio,seq,usec,flags;message".
+		if i := strings.IndexByte(l, ';'); i >= 0 && strings.Count(l[:i], ",") >= 3 {
+			l = l[i+1:]
+		}
+		l = strings.TrimSpace(l)
+		if l != "" && peerTrouble.MatchString(l) && !seen[l] {
+			seen[l] = true
+			out = append(out, l)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,78 @@
+// Package bar1 holds the specs on each GPU's BAR1 aperture, the window
+// through which NICs and peer GPUs reach GPU memory: on large-BAR parts it
+// covers all of the memory, and enough of it must be free for GPUDirect
+// mappings.
+package bar1
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/suites"
+)
+
+var _ = suites.Describe("bar1", func() {
+	var ev *node.Evidence
+	var cfg suites.Config
+
+	BeforeEach(func() {
+		ev = suites.Evidence()
+		cfg = suites.Current().Config
+	})
+
+	It("reports BAR1 for every GPU", func() {
+		var bad []string
+		for _, g := range ev.GPUs {
+			if g.BAR1 == nil {
+				bad = append(bad, fmt.Sprintf("%s: NVML gave no BAR1 information", name(g)))
+				continue
+			}
+			for _, m := range []struct {
+				n string
+				v uint64
+			}{{"bar1_total", g.BAR1.TotalMiB}, {"bar1_used", g.BAR1.UsedMiB}, {"bar1_free", g.BAR1.FreeMiB}} {
+				suites.Record(reports.Metric{Name: m.n, Value: float64(m.v), Unit: "MiB", Subject: name(g)})
+			}
+		}
+		suites.FailIf(bad)
+	})
+
+	It("has a BAR1 aperture that covers the GPU memory", func() {
+		if !cfg.BAR1CoverMemory {
+			Skip("a small BAR1 is accepted by configuration")
+		}
+		var bad []string
+		for _, g := range ev.GPUs {
+			if g.BAR1 == nil || g.MemoryMiB == 0 {
+				continue
+			}
+			if g.BAR1.TotalMiB < g.MemoryMiB {
+				bad = append(bad, fmt.Sprintf("%s: BAR1 %d MiB cannot map its %d MiB of memory; expected a large BAR (total >= memory)", name(g), g.BAR1.TotalMiB, g.MemoryMiB))
+			}
+		}
+		suites.FailIf(bad)
+	})
+
+	It("keeps enough BAR1 free for peer mappings", func() {
+		var bad []string
+		for _, g := range ev.GPUs {
+			if g.BAR1 == nil {
+				continue
+			}
+			if g.BAR1.FreeMiB < cfg.BAR1MinFreeMiB {
+				bad = append(bad, fmt.Sprintf("%s: %d MiB of BAR1 free (%d of %d MiB used); expected at least %d MiB", name(g), g.BAR1.FreeMiB, g.BAR1.UsedMiB, g.BAR1.TotalMiB, cfg.BAR1MinFreeMiB))
+			}
+		}
+		suites.FailIf(bad)
+	})
+})
+
+func name(g node.GPU) string {
+	if g.Index < 0 {
+		return "GPU " + g.BusID
+	}
+	return fmt.Sprintf("GPU %d %s", g.Index, g.BusID)
+}

@@ -1,0 +1,139 @@
+// Package kernel holds the specs that decide which GPUDirect peer-memory
+// path works on the node, DMA-BUF (the upstream path NCCL prefers) or the
+// legacy nvidia_peermem module, and prove it: a dma-buf export of real GPU
+// memory and, where NICs exist, a registration of that memory with each
+// rail NIC.
+package kernel
+
+import (
+	"fmt"
+	"strconv"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/suites"
+)
+
+var _ = suites.Describe("kernel", func() {
+	var ev *node.Evidence
+
+	BeforeEach(func() {
+		ev = suites.Evidence()
+	})
+
+	It("has a working GPUDirect peer-memory mechanism", func() {
+		v := ev.Mechanism()
+		suites.Note("mechanism: %s (decided by %s)", v.Mechanism, v.DecidedBy)
+		for _, f := range v.DMABuf {
+			suites.Note("DMA-BUF %s", f)
+		}
+		for _, f := range v.Peermem {
+			suites.Note("peermem %s", f)
+		}
+		for _, w := range v.Warnings {
+			suites.Warn("%s", w)
+		}
+		if v.Mechanism != node.MechanismNone {
+			return
+		}
+		d, _ := node.FirstFailure(v.DMABuf)
+		p, _ := node.FirstFailure(v.Peermem)
+		why := fmt.Sprintf("DMA-BUF: %s is %s, need %s; peermem: %s is %s, need %s", d.Name, d.Found, d.Need, p.Name, p.Found, p.Need)
+		if v.DecidedBy == "registration" {
+			why = "no GPU buffer registered with its rail NIC on either path; " + why
+		}
+		suites.FailIf([]string{"no GPUDirect peer-memory mechanism works: " + why})
+	})
+
+	It("exports the memory of every GPU as a dma-buf", func() {
+		if !ev.CUDA.Available {
+			Fail("libcuda did not answer: " + ev.CUDA.Error)
+		}
+		if ev.Kernel.DriverFlavour == node.FlavourProprietary {
+			Skip("the proprietary NVIDIA kernel modules cannot export dma-bufs; the open modules (R515+) can")
+		}
+		var bad []string
+		for _, g := range ev.CUDA.GPUs {
+			suites.Note("GPU %s: GPU_DIRECT_RDMA_SUPPORTED (116) %s, FLUSH_WRITES_OPTIONS (117) %s, WRITES_ORDERING (118) %s, DMA_BUF_SUPPORTED (124) %s",
+				g.BusID, attr(g.GDRSupported), attr(g.FlushWritesOptions), attr(g.WritesOrdering), attr(g.DMABufSupported))
+			switch {
+			case g.DMABufSupported == nil || *g.DMABufSupported != 1:
+				bad = append(bad, fmt.Sprintf("GPU %s: DMA_BUF_SUPPORTED (124) is %s; expected 1", g.BusID, attr(g.DMABufSupported)))
+			case !g.Export.OK:
+				bad = append(bad, fmt.Sprintf("GPU %s: dma-buf export failed: %s; %s", g.BusID, g.Export.Error, ev.BAR1State(g.BusID)))
+			default:
+				suites.Note("GPU %s: exported %d bytes of device memory as a dma-buf fd", g.BusID, g.Export.Bytes)
+			}
+		}
+		if len(ev.CUDA.GPUs) == 0 {
+			bad = append(bad, "libcuda found no GPU")
+		}
+		suites.FailIf(bad)
+	})
+
+	It("registers GPU memory with every rail NIC", func() {
+		if len(ev.Verbs.Devices) == 0 && len(ev.NICs) == 0 {
+			reason := "no RDMA devices"
+			if !ev.Verbs.Available {
+				reason += " (libibverbs: " + ev.Verbs.Error + ")"
+			}
+			Skip(reason + ": the registration proof needs a NIC")
+		}
+		if len(ev.Verbs.Registrations) == 0 {
+			Fail("RDMA devices exist but no registration was attempted: " + orReason(ev.Verbs.Error))
+		}
+		mech := ev.Mechanism().Mechanism
+		want := node.PathDMABuf
+		if mech == node.MechanismPeermem {
+			want = node.PathPeermem
+		}
+		var bad []string
+		for _, r := range ev.Verbs.Registrations {
+			if r.OK {
+				suites.Note("GPU %s -> %s: %s registration works", r.GPU, r.NIC, r.Path)
+				continue
+			}
+			line := fmt.Sprintf("GPU %s -> %s: %s registration failed: %s; %s", r.GPU, r.NIC, r.Path, r.Error, ev.BAR1State(r.GPU))
+			if r.Path == want || mech == node.MechanismNone {
+				bad = append(bad, line)
+			} else {
+				suites.Note("%s", line)
+			}
+		}
+		suites.FailIf(bad)
+	})
+
+	It("has no conflicting or failing peer-memory modules", func() {
+		k := ev.Kernel
+		var bad []string
+		if k.NvPeerMem && k.Peermem.Loaded {
+			bad = append(bad, "nv_peer_mem and nvidia_peermem are both loaded; expected at most nvidia_peermem")
+		}
+		for _, l := range k.Log {
+			bad = append(bad, "kernel log: "+l)
+		}
+		if !k.LogReadable {
+			suites.Note("kernel log not readable (/dev/kmsg needs root): peer-memory errors there were not checked")
+		}
+		if k.Peermem.Loaded && !k.Peermem.Registered {
+			suites.Warn("nvidia_peermem is loaded but not registered with ib_core (no memory_peers/nv_mem)")
+		}
+		suites.Note("nvidia_peermem loaded: %t, registered: %t, nv_peer_mem loaded: %t, MOFED: %s", k.Peermem.Loaded, k.Peermem.Registered, k.NvPeerMem, orReason(k.MOFED))
+		suites.FailIf(bad)
+	})
+})
+
+func attr(v *int) string {
+	if v == nil {
+		return "unknown"
+	}
+	return strconv.Itoa(*v)
+}
+
+func orReason(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
