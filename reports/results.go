@@ -36,6 +36,9 @@ type Results struct {
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 	Nodes    []Node    `json:"nodes"`
+	// Runs are measurements across nodes (multi-node collectives,
+	// scaling); node-local ones are in Node.Runs.
+	Runs []Run `json:"runs,omitempty"`
 }
 
 // Tool says which gdrcheck made the results and how it was called.
@@ -53,6 +56,8 @@ type Node struct {
 	Facts    []Fact          `json:"facts,omitempty"`  // GPU model, driver, profile...
 	Suites   []Suite         `json:"suites"`
 	Evidence json.RawMessage `json:"evidence,omitempty"` // harness/node.Evidence
+	Runs     []Run           `json:"runs,omitempty"`     // measurements on this node alone
+	Profile  string          `json:"profile,omitempty"`  // the baseline profile matched
 	Started  time.Time       `json:"started"`
 	Finished time.Time       `json:"finished"`
 }
@@ -211,4 +216,53 @@ func (r *Results) Write(path string) error {
 		return fmt.Errorf("encoding results: %w", err)
 	}
 	return WriteFile(path, append(b, '\n'))
+}
+
+// Run is one measured run of a benchmark (nccl-tests, perftest): what was
+// forced, which path the library took, and the bandwidth per message size.
+type Run struct {
+	Suite string `json:"suite"` // the area that ran it: collectives, negative...
+	Tool  string `json:"tool"`  // all_reduce_perf, ib_write_bw
+	Op    string `json:"op"`    // all_reduce, all_gather, sendrecv...
+	// Mode is what the run forced: "direct" for none, else the fallback
+	// (p2p-disabled, p2p-shm-disabled, gdr-loc, ib-disabled, remote-hca).
+	Mode  string   `json:"mode"`
+	Env   []string `json:"env,omitempty"` // NCCL_*=... set for the run
+	Nodes []string `json:"nodes,omitempty"`
+	Ranks int      `json:"ranks,omitempty"`
+	// Transport is the dominant transport class NCCL reported
+	// (P2P/CUMEM, SHM, NET/IB/GDRDMA, NET/Socket...); Transports counts
+	// every class.
+	Transport   string         `json:"transport,omitempty"`
+	Transports  map[string]int `json:"transports,omitempty"`
+	PathVerdict string         `json:"path_verdict,omitempty"` // direct, fallback or unknown
+	Reasons     []string       `json:"reasons,omitempty"`
+	Points      []Point        `json:"points,omitempty"`
+	// BusBW is the bus bandwidth at the large message sizes, in GB/s.
+	BusBW float64 `json:"busbw_gbps"`
+	// RatioToDirect is BusBW over the direct run's, for forced modes.
+	RatioToDirect *float64 `json:"ratio_to_direct,omitempty"`
+	CPUPct        *float64 `json:"cpu_pct,omitempty"` // host CPU use during the run
+	Baseline      *Band    `json:"baseline,omitempty"`
+	Error         string   `json:"error,omitempty"`
+	Duration      float64  `json:"duration_s"`
+}
+
+// Point is one message size of a run.
+type Point struct {
+	Size   int64   `json:"size"`
+	BusBW  float64 `json:"busbw_gbps"` // the better of out-of-place and in-place
+	AlgBW  float64 `json:"algbw_gbps"`
+	TimeUS float64 `json:"time_us"`
+	Wrong  int64   `json:"wrong"`
+}
+
+// Band is the expectation a value was compared with: the baseline's
+// expected value and the bounds its tolerance allows.
+type Band struct {
+	Profile  string  `json:"profile"`
+	Metric   string  `json:"metric"`
+	Expected float64 `json:"expected"`
+	Low      float64 `json:"low"`
+	High     float64 `json:"high"`
 }
