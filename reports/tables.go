@@ -106,3 +106,112 @@ func FailuresTable(r *Results) Table {
 	}
 	return t
 }
+
+// FallbackTable compares the direct all_reduce with every forced fallback
+// of each node: the transport NCCL took, the bus bandwidth, its ratio to
+// the direct run and the host CPU the run cost.
+func FallbackTable(r *Results) Table {
+	t := Table{Title: "Direct vs forced fallback (all_reduce)", Header: []string{"node", "mode", "transport", "busbw GB/s", "at size", "ratio", "CPU %", "verdict"}}
+	for _, n := range r.Nodes {
+		for _, run := range n.Runs {
+			if run.Op != "all_reduce" || (run.Suite != "negative" && run.Mode != "direct") {
+				continue
+			}
+			ratio, verdict := "1.00", run.PathVerdict
+			if run.RatioToDirect != nil {
+				ratio = strconv.FormatFloat(*run.RatioToDirect, 'f', 3, 64)
+			}
+			if run.Mode != "direct" {
+				verdict = fallbackVerdict(n, run.Mode)
+			}
+			if run.Error != "" {
+				verdict = "error: " + firstLine(run.Error)
+			}
+			at := "-"
+			if len(run.Points) > 0 {
+				at = SizeString(run.Points[len(run.Points)-1].Size)
+			}
+			t.Rows = append(t.Rows, []string{n.Name, run.Mode, dash(run.Transport), fixed(run.BusBW, 2), at, ratio, pct(run.CPUPct), verdict})
+		}
+	}
+	return t
+}
+
+// fallbackVerdict reads the negative spec that judged a mode.
+func fallbackVerdict(n Node, mode string) string {
+	for _, s := range n.Suites {
+		if s.Name != "negative" {
+			continue
+		}
+		for _, sp := range s.Specs {
+			for _, m := range sp.Metrics {
+				if m.Subject == mode && m.Name == "ratio_to_direct" {
+					if sp.State == StatePassed {
+						return "detected"
+					}
+					return "NOT DETECTED"
+				}
+			}
+		}
+	}
+	return "-"
+}
+
+// ComparisonTable lists every metric that has a baseline: measured,
+// baseline, delta and verdict.
+func ComparisonTable(r *Results) Table {
+	t := Table{Title: "Measured vs baseline", Header: []string{"node", "suite", "metric", "subject", "measured", "baseline", "delta %", "verdict"}}
+	for _, n := range r.Nodes {
+		for _, s := range n.Suites {
+			for _, sp := range s.Specs {
+				for _, m := range sp.Metrics {
+					if m.Baseline == nil {
+						continue
+					}
+					delta := "-"
+					if m.DeltaPct != nil {
+						delta = strconv.FormatFloat(*m.DeltaPct, 'f', 1, 64)
+					}
+					t.Rows = append(t.Rows, []string{n.Name, s.Name, m.Name, dash(m.Subject), formatValue(m.Value) + unit(m.Unit), formatValue(*m.Baseline) + unit(m.Unit), delta, dash(m.Verdict)})
+				}
+			}
+		}
+	}
+	return t
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func fixed(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+
+func pct(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return strconv.FormatFloat(*p, 'f', 1, 64)
+}
+
+func unit(u string) string {
+	if u == "" {
+		return ""
+	}
+	return " " + u
+}
+
+// SizeString renders a message size in binary units: 2 GiB, 512 MiB, 8 B.
+func SizeString(b int64) string {
+	switch {
+	case b >= 1<<30 && b%(1<<30) == 0:
+		return strconv.FormatInt(b>>30, 10) + " GiB"
+	case b >= 1<<20 && b%(1<<20) == 0:
+		return strconv.FormatInt(b>>20, 10) + " MiB"
+	case b >= 1<<10 && b%(1<<10) == 0:
+		return strconv.FormatInt(b>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(b, 10) + " B"
+}

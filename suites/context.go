@@ -5,6 +5,8 @@ import (
 
 	"github.com/onsi/ginkgo/v2"
 
+	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/reports"
 )
@@ -27,17 +29,35 @@ type Config struct {
 	// BAR1MinFreeMiB is the least free BAR1 a GPU must keep for peer
 	// mappings.
 	BAR1MinFreeMiB uint64
+	// RequireNCCLTests fails the NCCL specs when nccl-tests is missing
+	// (the operator asked for them); otherwise they are skipped.
+	RequireNCCLTests bool
+	// AllowMissingBaseline reports comparisons without a matching
+	// baseline instead of failing them.
+	AllowMissingBaseline bool
+	// FallbackRatioLimit is the largest share of the direct bandwidth a
+	// forced fallback may keep and still count as detected, where the
+	// baseline gives none.
+	FallbackRatioLimit float64
 }
 
 // DefaultConfig is a GPUDirect RDMA node as NVIDIA designs them.
 func DefaultConfig() Config {
-	return Config{MaxGDRPath: node.PathPXB, BAR1CoverMemory: true, BAR1MinFreeMiB: 1024}
+	return Config{MaxGDRPath: node.PathPXB, BAR1CoverMemory: true, BAR1MinFreeMiB: 1024, FallbackRatioLimit: 0.5}
 }
 
 // Context is what the runner hands to the specs of one run.
 type Context struct {
 	Evidence *node.Evidence
 	Config   Config
+	// NCCL holds the nccl-tests runs, when an NCCL area was selected.
+	NCCL *nccl.Measurements
+	// NCCLErr says why there are none (nccl-tests not found).
+	NCCLErr error
+	// Baseline is the profile matched for the node; nil with the reason
+	// (no match, naming the profile looked for) in BaselineErr.
+	Baseline    *baseline.Baseline
+	BaselineErr error
 }
 
 var current *Context

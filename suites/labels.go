@@ -9,9 +9,11 @@ import (
 // The spec areas, each a label and a suite name, declared here once so a
 // typo in --suites or in a Describe is caught. `--suites` takes these.
 var labels = map[string]string{
-	"topology": "GPU and NIC wiring for GPUDirect RDMA: PCIe paths, NUMA, links, ACS, IOMMU",
-	"kernel":   "the kernel's peer-memory path: DMA-BUF or nvidia_peermem, proven by export and registration",
-	"bar1":     "BAR1 aperture per GPU: total covers memory, enough free for peer mappings",
+	"topology":    "GPU and NIC wiring for GPUDirect RDMA: PCIe paths, NUMA, links, ACS, IOMMU",
+	"kernel":      "the kernel's peer-memory path: DMA-BUF or nvidia_peermem, proven by export and registration",
+	"bar1":        "BAR1 aperture per GPU: total covers memory, enough free for peer mappings",
+	"collectives": "nccl-tests collectives: the direct path NCCL should take, bus bandwidth against the baseline",
+	"negative":    "forced NCCL fallbacks (P2P, SHM, GDR, IB disabled, remote NIC) are detected",
 }
 
 // Labels lists the known spec areas in order.
@@ -27,6 +29,19 @@ func Labels() []string {
 // probing are the areas that need the CUDA/verbs probe, which creates a
 // CUDA context on every GPU (seconds): the quick topology gate skips it.
 var probing = map[string]bool{"kernel": true}
+
+// measuring are the areas that run nccl-tests before the specs compare.
+var measuring = map[string]bool{"collectives": true, "negative": true}
+
+// NeedNCCL says whether any of the areas needs the nccl-tests runs.
+func NeedNCCL(areas []string) bool {
+	for _, a := range areas {
+		if measuring[a] {
+			return true
+		}
+	}
+	return false
+}
 
 // NeedProbe says whether any of the areas needs the CUDA/verbs probe.
 func NeedProbe(areas []string) bool {

@@ -28,6 +28,10 @@ type runOptions struct {
 	format         string
 	quiet          bool
 	tcProps        bool
+	ncclDir        string
+	ncclTimeout    time.Duration
+	baselineDir    string
+	allowMissing   bool
 }
 
 func newRunCmd(o *options) *cobra.Command {
@@ -60,6 +64,10 @@ not be evaluated (no driver, unreadable host, bad input).`,
 	f.StringVar(&r.format, "format", "text", "table format: text or markdown")
 	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress on stderr")
 	f.BoolVar(&r.tcProps, "junit-testcase-properties", false, "add <properties> to JUnit testcases (Jenkins JUnit plugin keepProperties; not valid xUnit junit-10.xsd)")
+	f.StringVar(&r.ncclDir, "nccl-tests-dir", "", "`DIR` holding the cluster's nccl-tests binaries (all_reduce_perf...); default: PATH")
+	f.DurationVar(&r.ncclTimeout, "nccl-timeout", 10*time.Minute, "give up on one nccl-tests run after this long")
+	f.StringVar(&r.baselineDir, "baseline-dir", "", "`DIR` of baseline YAML files (default: the baselines shipped with gdrcheck)")
+	f.BoolVar(&r.allowMissing, "allow-missing-baseline", false, "report measurements of a node no baseline matches instead of failing them")
 	return cmd
 }
 
@@ -99,6 +107,11 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 		Timeout:   r.timeout,
 		Version:   version,
 		Args:      os.Args[1:],
+
+		NCCLTestsDir: r.ncclDir,
+		NCCLTimeout:  r.ncclTimeout,
+		BaselineDir:  r.baselineDir,
+		Ctx:          cmd.Context(),
 	})
 	if err != nil {
 		return err
@@ -130,6 +143,10 @@ func (r *runOptions) config() (suites.Config, error) {
 	}
 	cfg.MaxGDRPath = c
 	cfg.AllowCrossNUMA = r.allowCrossNUMA
+	cfg.AllowMissingBaseline = r.allowMissing
+	// Asked for by name, or pointed at: missing nccl-tests is then a
+	// failure rather than a skip.
+	cfg.RequireNCCLTests = r.ncclDir != "" || suites.NeedNCCL(r.suites)
 	if r.expect != "" {
 		inv, err := readInventory(r.expect)
 		if err != nil {
@@ -169,8 +186,13 @@ func printTables(w io.Writer, res *reports.Results, format string) error {
 	if err := reports.SummaryTable(res).Render(w, format); err != nil {
 		return err
 	}
-	if f := reports.FailuresTable(res); len(f.Rows) > 0 {
-		return f.Render(w, format)
+	for _, t := range []reports.Table{reports.FallbackTable(res), reports.ComparisonTable(res), reports.FailuresTable(res)} {
+		if len(t.Rows) == 0 {
+			continue
+		}
+		if err := t.Render(w, format); err != nil {
+			return err
+		}
 	}
 	return nil
 }

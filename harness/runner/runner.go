@@ -4,11 +4,13 @@
 package runner
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,13 +18,17 @@ import (
 	"github.com/onsi/ginkgo/v2/formatter"
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/suites"
 
 	// The spec areas register themselves.
 	_ "github.com/gdrcheck/gdrcheck/suites/bar1"
+	_ "github.com/gdrcheck/gdrcheck/suites/collectives"
 	_ "github.com/gdrcheck/gdrcheck/suites/kernel"
+	_ "github.com/gdrcheck/gdrcheck/suites/negative"
 	_ "github.com/gdrcheck/gdrcheck/suites/topology"
 )
 
@@ -40,8 +46,17 @@ type Options struct {
 	Sources  *node.Sources
 	Progress io.Writer // Ginkgo's running commentary; nil discards it
 	Timeout  time.Duration
-	Version  string
-	Args     []string
+	// NCCLTestsDir holds the nccl-tests binaries; empty searches PATH.
+	NCCLTestsDir string
+	// NCCLTimeout bounds each nccl-tests run.
+	NCCLTimeout time.Duration
+	// Ctx cancels the benchmarks (SIGINT, SIGTERM); nil never cancels.
+	Ctx context.Context
+	// BaselineDir holds the baseline YAML files; empty uses the ones
+	// shipped with gdrcheck.
+	BaselineDir string
+	Version     string
+	Args        []string
 }
 
 // Run collects the node's evidence and runs the specs. It returns results
@@ -53,6 +68,10 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 	}
 	if len(opt.Suites) == 0 {
 		opt.Suites = suites.Labels()
+	}
+	store, err := loadBaselines(opt.BaselineDir)
+	if err != nil {
+		return nil, nil, err
 	}
 	res := &reports.Results{
 		Schema:  reports.Schema,
@@ -81,7 +100,22 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 		if b, err := json.Marshal(ev); err == nil {
 			n.Evidence = b
 		}
-		suites.SetContext(&suites.Context{Evidence: ev, Config: opt.Config})
+		sc := &suites.Context{Evidence: ev, Config: opt.Config}
+		// Matched before the runs to size them, and again after, once
+		// the NCCL version is known.
+		sc.Baseline, sc.BaselineErr = store.Match(baselineFacts(ev, ""))
+		if suites.NeedNCCL(opt.Suites) && ev.Fatal() == nil {
+			sc.NCCL, sc.NCCLErr = measureNCCL(opt, h, ev, sc.Baseline)
+			if sc.NCCL != nil {
+				sc.Baseline, sc.BaselineErr = store.Match(baselineFacts(ev, ncclVersion(sc.NCCL)))
+				n.Runs = ncclRuns(sc.NCCL, n.Name, sc.Baseline)
+			}
+		}
+		if sc.Baseline != nil {
+			n.Profile = sc.Baseline.Profile.Name
+			n.Facts = append(n.Facts, reports.Fact{Name: "profile", Value: n.Profile})
+		}
+		suites.SetContext(sc)
 		rep := runSpecs(opt)
 		n.Suites, err = convert(rep, opt.Suites)
 		if err != nil {
@@ -97,6 +131,132 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 	res.Finished = n.Finished
 	res.Nodes = []reports.Node{n}
 	return res, ev, nil
+}
+
+// measureNCCL runs nccl-tests before the specs, which only compare: the
+// direct sweep of every collective present, then the forced fallbacks the
+// node's topology allows.
+func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseline) (*nccl.Measurements, error) {
+	r := nccl.Runner{Dir: opt.NCCLTestsDir, CPU: h.CPUTimes, Timeout: opt.NCCLTimeout}
+	if _, err := r.Lookup("all_reduce_perf"); err != nil {
+		return nil, err
+	}
+	ctx := opt.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	exp, why := nccl.ExpectationFor(ev, 1)
+	plan := nccl.DefaultPlan(len(ev.GPUs), len(ev.NICs) > 0, remoteNIC(ev))
+	// Sweep up to the largest size the baseline states, so the
+	// comparison is made where its numbers were measured.
+	if b != nil {
+		if m, ok := b.Metric("nccl.all_reduce.busbw"); ok {
+			if s := m.Sizes(); len(s) > 0 && s[len(s)-1] > 2<<30 {
+				plan.DirectArgs = []string{"-b", "8", "-e", strconv.FormatInt(s[len(s)-1], 10), "-f", "2"}
+			}
+		}
+	}
+	return nccl.Measure(ctx, r, plan, exp, why, opt.Progress), nil
+}
+
+// remoteNIC is a NIC far from GPU 0 (another socket, else another root
+// complex), for the NCCL_IB_HCA fallback; "" when there is none.
+func remoteNIC(ev *node.Evidence) string {
+	if len(ev.GPUs) == 0 {
+		return ""
+	}
+	best, rank := "", node.PathPHB.Rank()
+	for _, p := range ev.Paths {
+		if p.GPU == ev.GPUs[0].BusID && p.Class.Rank() > rank {
+			best, rank = p.NIC, p.Class.Rank()
+		}
+	}
+	return best
+}
+
+// ncclRuns turns the measurements into results.json runs, with each
+// fallback's ratio to the direct all_reduce.
+func ncclRuns(m *nccl.Measurements, nodeName string, b *baseline.Baseline) []reports.Run {
+	var out []reports.Run
+	d, haveDirect := m.Direct("all_reduce")
+	for _, r := range m.Runs {
+		suite := "collectives"
+		if r.Mode.Name != nccl.ModeDirect.Name {
+			suite = "negative"
+		}
+		run := r.Report(suite, m.Expectation)
+		run.Nodes = []string{nodeName}
+		if b != nil && suite == "collectives" && len(run.Points) > 0 {
+			last := run.Points[len(run.Points)-1]
+			if c, ok := b.Compare("nccl."+run.Op+".busbw", last.BusBW, last.Size); ok {
+				run.Baseline = &reports.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High}
+			}
+		}
+		if haveDirect && suite == "negative" {
+			if ratio, ok := nccl.Ratio(r.Result, d.Result); ok {
+				run.RatioToDirect = &ratio
+			}
+		}
+		out = append(out, run)
+	}
+	return out
+}
+
+func loadBaselines(dir string) (*baseline.Store, error) {
+	if dir == "" {
+		return baseline.Shipped()
+	}
+	return baseline.Load(dir)
+}
+
+// baselineFacts describe the node the way baseline profiles do.
+func baselineFacts(ev *node.Evidence, ncclVer string) baseline.Facts {
+	f := baseline.Facts{GPUsPerNode: len(ev.GPUs), Driver: ev.Host.DriverVersion, NCCL: ncclVer}
+	if ev.Host.CUDADriverVersion > 0 {
+		f.CUDA = baseline.CUDAVersion(ev.Host.CUDADriverVersion)
+	}
+	links := -1
+	for i, g := range ev.GPUs {
+		if i == 0 {
+			f.GPUModel, f.PCIDeviceID, f.PCIeGen = g.Name, g.PCIDeviceID, g.PCIe.MaxGen
+			links = g.NVLinks.Up
+		} else if g.NVLinks.Up != links {
+			links = -1
+		}
+	}
+	switch {
+	case links > 0:
+		f.Interconnect = fmt.Sprintf("NV%d", links)
+	case links == 0:
+		f.Interconnect = "PCIe"
+	}
+	// The rail NICs, not a front-end NIC no GPU prefers.
+	if len(ev.NICs) == 0 {
+		f.NICModel = baseline.NoNIC
+	}
+	for _, g := range ev.GPUs {
+		if p, ok := ev.PreferredPath(g.BusID); ok {
+			if n, ok := ev.NIC(p.NIC); ok {
+				f.NICModel = baseline.NICModel(n.HCAType)
+				for _, port := range n.Ports {
+					f.NICRateGbps = max(f.NICRateGbps, port.RateGbps)
+				}
+			}
+		}
+	}
+	return f
+}
+
+func ncclVersion(m *nccl.Measurements) string {
+	for _, r := range m.Runs {
+		if r.Result.Log != nil && r.Result.Log.NCCLVersion != "" {
+			return r.Result.Log.NCCLVersion
+		}
+		if r.Result.Tests != nil && r.Result.Tests.NCCLVersion != "" {
+			return r.Result.Tests.NCCLVersion
+		}
+	}
+	return ""
 }
 
 func nodeName(flag, hostname string) string {

@@ -21,6 +21,10 @@ var _ = suites.Describe("bar1", func() {
 	BeforeEach(func() {
 		ev = suites.Evidence()
 		cfg = suites.Current().Config
+		// The generation's baseline knows its parts' BAR1.
+		if b := suites.Current().Baseline; b != nil && b.BAR1 != nil && b.BAR1.MinFreeMiB > 0 {
+			cfg.BAR1MinFreeMiB = uint64(b.BAR1.MinFreeMiB)
+		}
 	})
 
 	It("reports BAR1 for every GPU", func() {
@@ -51,6 +55,20 @@ var _ = suites.Describe("bar1", func() {
 			}
 			if g.BAR1.TotalMiB < g.MemoryMiB {
 				bad = append(bad, fmt.Sprintf("%s: BAR1 %d MiB cannot map its %d MiB of memory; expected a large BAR (total >= memory)", name(g), g.BAR1.TotalMiB, g.MemoryMiB))
+			}
+		}
+		suites.FailIf(bad)
+	})
+
+	It("has the BAR1 size of its generation", func() {
+		b := suites.Current().Baseline
+		if b == nil || b.BAR1 == nil || b.BAR1.MinTotalMiB == 0 {
+			Skip("the matched baseline (" + suites.Profile() + ") sets no BAR1 size")
+		}
+		var bad []string
+		for _, g := range ev.GPUs {
+			if g.BAR1 != nil && g.BAR1.TotalMiB < uint64(b.BAR1.MinTotalMiB) {
+				bad = append(bad, fmt.Sprintf("%s: BAR1 %d MiB; baseline %s expects at least %d MiB", name(g), g.BAR1.TotalMiB, b.Profile.Name, b.BAR1.MinTotalMiB))
 			}
 		}
 		suites.FailIf(bad)

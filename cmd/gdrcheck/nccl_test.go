@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
+	"github.com/gdrcheck/gdrcheck/reports"
+)
+
+const recorded = "../../fixtures/nccl-tests"
+
+// ncclRun runs the NCCL suites on the recorded H200 node with the fake
+// nccl-tests replaying recs.
+func ncclRun(t *testing.T, recs map[string]string, args ...string) (result, *reports.Results) {
+	t.Helper()
+	dir, env := fakebin.NCCLTests(t, []string{"all_reduce_perf", "all_gather_perf", "sendrecv_perf"}, recs)
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		t.Setenv(k, v)
+	}
+	out := t.TempDir()
+	r := gdrcheck(t, append([]string{"run", "-q", "--host-root", nodes + "h200x2-nv18-vm.ttar", "--nccl-tests-dir", dir, "--out", out, "--suites", "collectives,negative"}, args...)...)
+	res, err := reports.Read(out + "/results.json")
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, r.stdout, r.stderr)
+	}
+	validateJUnit(t, out+"/junit.xml")
+	return r, res
+}
+
+func TestNCCLSuitesPassOnTheRecordedH200RunsAndDetectEveryFallback(t *testing.T) {
+	r, res := ncclRun(t, fakebin.H200Recordings(recorded))
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stdout)
+	}
+	for _, want := range []string{
+		"| vm   | direct           | P2P/direct | 341.61     | 2 GiB   | 1.00  |",
+		"| vm   | p2p-disabled     | SHM        | 27.79      | 1 GiB   | 0.084 |",
+		"| vm   | p2p-shm-disabled | NET/Socket | 2.77       | 256 MiB | 0.009 |",
+		"nccl.all_reduce.busbw | all_reduce_perf at 2 GiB | 341.61 GB/s | 341.61 GB/s",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("tables lack %q:\n%s", want, r.stdout)
+		}
+	}
+	n := res.Nodes[0]
+	if n.Profile != "h200x2-nv18" || n.Fact("profile") != "h200x2-nv18" {
+		t.Errorf("profile %q", n.Profile)
+	}
+	if len(n.Runs) != 5 {
+		t.Fatalf("%d runs in results.json, want 5", len(n.Runs))
+	}
+	shm := n.Runs[3]
+	if shm.Mode != "p2p-disabled" || shm.Transport != "SHM" || shm.RatioToDirect == nil || *shm.RatioToDirect > 0.09 || len(shm.Points) == 0 {
+		t.Errorf("SHM run %+v", shm)
+	}
+	if d := n.Runs[0]; d.Baseline == nil || d.Baseline.Expected != 341.61 || d.PathVerdict != "direct" {
+		t.Errorf("direct run %+v", d)
+	}
+}
+
+// The reason the negative suite exists: a fallback that gdrcheck cannot
+// see must fail, here a build that ignores NCCL_P2P_DISABLE.
+func TestAFallbackThatDoesNotHappenIsReportedAsUndetected(t *testing.T) {
+	recs := fakebin.H200Recordings(recorded)
+	recs["all_reduce-p2p-disabled"] = recs["all_reduce-direct"]
+	r, res := ncclRun(t, recs)
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1", r.code)
+	}
+	var msg string
+	for _, s := range res.Nodes[0].Suites {
+		for _, sp := range s.Specs {
+			if sp.State == reports.StateFailed {
+				if msg != "" {
+					t.Errorf("a second spec failed: %s: %s", sp.Name, sp.Message)
+				}
+				msg = sp.Message
+			}
+		}
+	}
+	want := "forced fallback NCCL_P2P_DISABLE=1 not detected: transport stayed P2P/direct; busbw kept 1.00 of the direct run (limit 0.50)"
+	if msg != want {
+		t.Errorf("message %q, want %q", msg, want)
+	}
+	if !strings.Contains(r.stdout, "NOT DETECTED") {
+		t.Errorf("fallback table does not flag it:\n%s", r.stdout)
+	}
+}
+
+func TestBusBandwidthBelowTheBaselineFails(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../fixtures/baselines/h200x2-nv18.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 20% above what the node measured.
+	y := strings.Replace(string(b), "2147483648: 341.61", "2147483648: 409.93", 1)
+	if y == string(b) {
+		t.Fatal("baseline file changed shape; update the test")
+	}
+	os.WriteFile(dir+"/h200x2-nv18.yaml", []byte(y), 0o644)
+	r, _ := ncclRun(t, fakebin.H200Recordings(recorded), "--baseline-dir", dir)
+	if r.code != 1 || !strings.Contains(r.stdout, "all_reduce_perf busbw 341.6 GB/s at 2 GiB; baseline h200x2-nv18 expects") {
+		t.Errorf("exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+func TestMissingNCCLTestsFailWhenAskedForAndSkipOtherwise(t *testing.T) {
+	out := t.TempDir()
+	r := gdrcheck(t, "run", "-q", "--host-root", nodes+"h200x2-nv18-vm.ttar", "--out", out, "--suites", "collectives", "--nccl-tests-dir", t.TempDir())
+	if r.code != 1 || !strings.Contains(r.stdout, "nccl-tests binary not found: all_reduce_perf in") {
+		t.Errorf("asked for: exit %d\n%s", r.code, r.stdout)
+	}
+	r = gdrcheck(t, "run", "-q", "--host-root", nodes+"h200x2-nv18-vm.ttar", "--out", out)
+	if r.code != 0 {
+		t.Errorf("default run without nccl-tests on PATH: exit %d\n%s", r.code, r.stdout)
+	}
+}
+
+func TestAnalyzeGivesTheDocumentedJSON(t *testing.T) {
+	r := gdrcheck(t, "analyze", "nccl-log", "--format", "json", "../../fixtures/corpus/nccl-debug/a100pcie-2node-cx5-cx6-gdr-enabled-dmabuf-netgdrlevel-sys.txt")
+	var log map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &log); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	for _, k := range []string{"nccl_version", "network", "transports", "gdr_hcas", "verdict", "reasons"} {
+		if _, ok := log[k]; !ok {
+			t.Errorf("nccl-log JSON lacks %q", k)
+		}
+	}
+	if log["nccl_version"] != "2.16.5" || log["network"] != "IB" || log["verdict"] != "direct" || r.code != 0 {
+		t.Errorf("exit %d, %v %v %v", r.code, log["nccl_version"], log["network"], log["verdict"])
+	}
+
+	r = gdrcheck(t, "analyze", "nccl-tests", "--format", "json", recorded+"/all_reduce_perf-h200x2-nv18-direct-p2p.json")
+	var tests struct {
+		Rows []map[string]any `json:"rows"`
+		Avg  *float64         `json:"avg_busbw"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &tests); err != nil {
+		t.Fatal(err)
+	}
+	last := tests.Rows[len(tests.Rows)-1]
+	for _, k := range []string{"size", "busbw_oop", "busbw_ip", "wrong"} {
+		if _, ok := last[k]; !ok {
+			t.Errorf("row lacks %q", k)
+		}
+	}
+	if last["size"].(float64) != 2147483648 || last["busbw_ip"].(float64) < 341.60 || last["busbw_ip"].(float64) > 341.61 || tests.Avg == nil {
+		t.Errorf("last row %v avg %v", last, tests.Avg)
+	}
+
+	r = gdrcheck(t, "analyze", "nccl-tests", "../../fixtures/corpus/nccl-tests/all_reduce_perf-nccltests369-gh200-2node-slingshot-cxi-wrong-96-FAILED.txt")
+	if r.code != 1 || !strings.Contains(r.stdout, "failure: Test test failure") {
+		t.Errorf("failed run: exit %d\n%s", r.code, r.stdout)
+	}
+	if r := gdrcheck(t, "analyze", "nccl-log", "/nonexistent"); r.code != 2 {
+		t.Errorf("missing file: exit %d", r.code)
+	}
+}

@@ -1,0 +1,189 @@
+package nccl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/gdrcheck/gdrcheck/reports"
+)
+
+// Plan says what to measure on one node (or one allocation, through the
+// runner's launcher).
+type Plan struct {
+	// Ops are the collectives, by nccl-tests name without _perf; those
+	// whose binary is missing are listed in Measurements.Missing, except
+	// all_reduce, which must exist.
+	Ops []string
+	// GPUs per process (-g); the runner starts one process.
+	GPUs int
+	// Args for the direct sweep and for the forced fallbacks, which are
+	// slower and stop at a smaller size.
+	DirectArgs, FallbackArgs []string
+	// Fallbacks are the forced modes, run with all_reduce only.
+	Fallbacks []Mode
+}
+
+// DefaultPlan measures the collectives and the fallbacks that make sense
+// on the node: without NICs, the SHM and socket fallbacks; with NICs also
+// the GDR, IB and remote-HCA ones.
+func DefaultPlan(gpus int, nics bool, remoteHCA string) Plan {
+	p := Plan{
+		Ops:          []string{"all_reduce", "all_gather", "reduce_scatter", "sendrecv"},
+		GPUs:         gpus,
+		DirectArgs:   []string{"-b", "8", "-e", "2G", "-f", "2"},
+		FallbackArgs: []string{"-b", "1M", "-e", "512M", "-f", "4"},
+		Fallbacks:    []Mode{ModeP2PDisabled, ModeP2PSHMDisabled},
+	}
+	if nics {
+		p.Fallbacks = append(p.Fallbacks, ModeGDRLoc, ModeIBDisabled)
+		if remoteHCA != "" {
+			p.Fallbacks = append(p.Fallbacks, RemoteHCA(remoteHCA))
+		}
+	}
+	return p
+}
+
+// Measured is one run of a plan.
+type Measured struct {
+	Op     string
+	Mode   Mode
+	Result Result
+}
+
+// Measurements are a plan's runs and what they were judged against.
+type Measurements struct {
+	Expectation Expectation
+	Why         []string // why that expectation, from the topology
+	Runs        []Measured
+	Missing     []string // binaries not found
+}
+
+// Direct returns the direct run of an op.
+func (m *Measurements) Direct(op string) (Measured, bool) {
+	return m.Find(op, ModeDirect.Name)
+}
+
+// Find returns the run of an op in a mode.
+func (m *Measurements) Find(op, mode string) (Measured, bool) {
+	if m == nil {
+		return Measured{}, false
+	}
+	for _, r := range m.Runs {
+		if r.Op == op && r.Mode.Name == mode {
+			return r, true
+		}
+	}
+	return Measured{}, false
+}
+
+// Measure runs the plan, one binary at a time, telling progress what it
+// starts. A missing optional binary is noted, not fatal.
+func Measure(ctx context.Context, r Runner, p Plan, exp Expectation, why []string, progress io.Writer) *Measurements {
+	m := &Measurements{Expectation: exp, Why: why}
+	if progress == nil {
+		progress = io.Discard
+	}
+	gpus := []string{"-g", strconv.Itoa(max(p.GPUs, 1))}
+	run := func(op string, mode Mode, args []string) {
+		fmt.Fprintf(progress, "nccl: %s_perf (%s) ...\n", op, mode.Name)
+		res := r.Run(ctx, Spec{Binary: op + "_perf", Args: append(append([]string{}, args...), gpus...), Env: mode.Env})
+		fmt.Fprintf(progress, "nccl: %s_perf (%s) took %s\n", op, mode.Name, res.Duration.Round(1e8))
+		m.Runs = append(m.Runs, Measured{Op: op, Mode: mode, Result: res})
+	}
+	for _, op := range p.Ops {
+		if _, err := r.Lookup(op + "_perf"); err != nil && op != "all_reduce" {
+			m.Missing = append(m.Missing, op+"_perf")
+			continue
+		}
+		run(op, ModeDirect, p.DirectArgs)
+	}
+	for _, mode := range p.Fallbacks {
+		if ctx.Err() != nil {
+			break
+		}
+		run("all_reduce", mode, p.FallbackArgs)
+	}
+	return m
+}
+
+// BusBW is the run's bus bandwidth at the largest message size it
+// measured: NCCL reaches its bandwidth only with large messages (small ones
+// measure latency), and baselines state it there.
+func (r Result) BusBW() float64 {
+	if r.Tests == nil || len(r.Tests.Rows) == 0 {
+		return 0
+	}
+	return r.Tests.Rows[len(r.Tests.Rows)-1].BusBW()
+}
+
+// LargestSize is the largest message size the run printed.
+func (r Result) LargestSize() int64 {
+	if r.Tests == nil || len(r.Tests.Rows) == 0 {
+		return 0
+	}
+	return r.Tests.Rows[len(r.Tests.Rows)-1].Size
+}
+
+// Ratio compares a fallback with the direct run at the largest size both
+// measured, since fallbacks stop at a smaller size.
+func Ratio(fallback, direct Result) (float64, bool) {
+	size := fallback.LargestSize()
+	if size == 0 || direct.Tests == nil {
+		return 0, false
+	}
+	d, ok := direct.Tests.BusBWAt(size)
+	f, ok2 := fallback.Tests.BusBWAt(size)
+	if !ok || !ok2 || d <= 0 {
+		return 0, false
+	}
+	return f / d, true
+}
+
+// Report turns a run into results.json's form.
+func (m Measured) Report(suite string, exp Expectation) reports.Run {
+	res := m.Result
+	run := reports.Run{
+		Suite:    suite,
+		Tool:     m.Op + "_perf",
+		Op:       m.Op,
+		Mode:     m.Mode.Name,
+		Env:      m.Mode.Env,
+		BusBW:    res.BusBW(),
+		CPUPct:   res.CPUPct,
+		Duration: res.Duration.Seconds(),
+	}
+	if res.Err != nil {
+		run.Error = res.Err.Error()
+	}
+	if res.Log != nil {
+		run.Ranks = res.Log.Ranks
+		run.Transports = res.Log.Transports
+		run.Transport = res.Log.Dominant()
+		v := res.Log.Verdict(exp)
+		run.PathVerdict, run.Reasons = v.Verdict, v.Reasons
+	}
+	if res.Tests != nil {
+		for _, row := range res.Tests.Rows {
+			algbw := row.AlgBWOOP
+			if row.AlgBWIP > algbw {
+				algbw = row.AlgBWIP
+			}
+			run.Points = append(run.Points, reports.Point{Size: row.Size, BusBW: row.BusBW(), AlgBW: algbw, TimeUS: row.TimeOOP, Wrong: row.Wrong})
+		}
+	}
+	return run
+}
+
+// TransportSummary renders class counts as "P2P/direct 48, SHM 8".
+func TransportSummary(t map[string]int) string {
+	var parts []string
+	for c, n := range t {
+		parts = append(parts, fmt.Sprintf("%s %d", c, n))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,165 @@
+package nccl
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// DebugEnv is what every run sets so the log names the transports: INFO
+// level, and the subsystems that print channel connections and per-HCA GDR
+// state (the default INIT,ENV does not).
+var DebugEnv = []string{"NCCL_DEBUG=INFO", "NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,P2P,SHM"}
+
+// SafeEnv keeps NVLink SHARP multicast off: on shared machines a program
+// that uses it can put every GPU of the host out of service.
+var SafeEnv = []string{"NCCL_NVLS_ENABLE=0"}
+
+// Runner runs nccl-tests binaries.
+type Runner struct {
+	// Dir holds the binaries (--nccl-tests-dir); empty means PATH.
+	Dir string
+	// Launcher prefixes the command, e.g. srun arguments for multi-node
+	// runs; empty runs the binary directly.
+	Launcher []string
+	// Env is added to the process environment (before the mode's).
+	Env []string
+	// Timeout bounds each run; zero means ten minutes.
+	Timeout time.Duration
+	// CPU samples host CPU time (busy and total seconds over all CPUs)
+	// around a run; nil leaves utilisation unmeasured.
+	CPU func() (busy, total float64, err error)
+}
+
+// Spec is one run: which binary, its arguments, and the mode's variables.
+type Spec struct {
+	Binary string   // all_reduce_perf
+	Args   []string // -b 8 -e 2G -f 2 -g 2
+	Env    []string // NCCL_P2P_DISABLE=1 ...
+}
+
+// Result is what one run produced.
+type Result struct {
+	Spec     Spec
+	Command  []string
+	Output   []byte // stdout and stderr together: NCCL logs to stdout
+	Tests    *TestsResult
+	Log      *LogSummary
+	CPUPct   *float64
+	Duration time.Duration
+	// Err is why the run failed: the binary missing, a non-zero exit, a
+	// timeout, or an output that does not parse.
+	Err error
+}
+
+// ErrNotFound says the binary is not in Dir or on PATH.
+var ErrNotFound = errors.New("nccl-tests binary not found")
+
+// Lookup finds a binary in Dir, else on PATH.
+func (r Runner) Lookup(name string) (string, error) {
+	if r.Dir != "" {
+		p := filepath.Join(r.Dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+		return "", fmt.Errorf("%w: %s in %q", ErrNotFound, name, r.Dir)
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s on PATH (set --nccl-tests-dir)", ErrNotFound, name)
+	}
+	return p, nil
+}
+
+// Run runs one spec and parses what it printed.
+func (r Runner) Run(ctx context.Context, s Spec) Result {
+	res := Result{Spec: s}
+	bin, err := r.Lookup(s.Binary)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	timeout := r.Timeout
+	if timeout == 0 {
+		timeout = 10 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	res.Command = append(append(append([]string{}, r.Launcher...), bin), s.Args...)
+	cmd := exec.CommandContext(ctx, res.Command[0], res.Command[1:]...)
+	cmd.Env = append(append(append(append(os.Environ(), SafeEnv...), DebugEnv...), r.Env...), s.Env...)
+	// A killed launcher must not leave ranks behind.
+	cmd.WaitDelay = 5 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+
+	var b0, t0 float64
+	var cpuErr error = errors.New("not sampled")
+	if r.CPU != nil {
+		b0, t0, cpuErr = r.CPU()
+	}
+	start := time.Now()
+	runErr := cmd.Run()
+	res.Duration = time.Since(start)
+	if r.CPU != nil && cpuErr == nil {
+		if b1, t1, err := r.CPU(); err == nil && t1 > t0 {
+			pct := 100 * (b1 - b0) / (t1 - t0)
+			res.CPUPct = &pct
+		}
+	}
+	res.Output = out.Bytes()
+	res.Tests, _ = ParseTests(bytes.NewReader(res.Output))
+	res.Log, _ = ParseLog(bytes.NewReader(res.Output))
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		res.Err = fmt.Errorf("%s timed out after %s", s.Binary, timeout)
+	case runErr != nil:
+		res.Err = fmt.Errorf("%s: %w%s", s.Binary, runErr, failureText(res.Tests))
+	case res.Tests == nil || len(res.Tests.Rows) == 0:
+		res.Err = fmt.Errorf("%s printed no result table%s", s.Binary, failureText(res.Tests))
+	case res.Tests.Failed():
+		res.Err = fmt.Errorf("%s reported a failure%s", s.Binary, failureText(res.Tests))
+	}
+	return res
+}
+
+// failureText quotes the first failure nccl-tests printed.
+func failureText(t *TestsResult) string {
+	if t == nil {
+		return ""
+	}
+	if len(t.Failures) > 0 {
+		f := t.Failures[0]
+		return fmt.Sprintf(": Test %s failure %s %s", f.Kind, f.Where, strings.TrimSpace(f.Message))
+	}
+	if t.OutOfBounds != nil && *t.OutOfBounds > 0 {
+		return fmt.Sprintf(": %d out-of-bounds values", *t.OutOfBounds)
+	}
+	for _, r := range t.Rows {
+		if r.Wrong > 0 {
+			return fmt.Sprintf(": %d wrong elements at %d bytes", r.Wrong, r.Size)
+		}
+	}
+	return ""
+}
+
+// Dominant is the transport class with the most channel connections, or
+// "" when the log shows none.
+func (l *LogSummary) Dominant() string {
+	if l == nil {
+		return ""
+	}
+	best, n := "", 0
+	for c, k := range l.Transports {
+		if k > n || k == n && c < best {
+			best, n = c, k
+		}
+	}
+	return best
+}

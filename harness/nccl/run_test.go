@@ -1,0 +1,134 @@
+package nccl_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
+	"github.com/gdrcheck/gdrcheck/harness/nccl"
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/harness/node/nodetest"
+)
+
+const recorded = "../../fixtures/nccl-tests"
+
+func runner(t *testing.T, recs map[string]string) nccl.Runner {
+	dir, env := fakebin.NCCLTests(t, []string{"all_reduce_perf", "all_gather_perf", "sendrecv_perf"}, recs)
+	return nccl.Runner{Dir: dir, Env: env}
+}
+
+func TestRunnerParsesTheRecordedRunOfEachMode(t *testing.T) {
+	samples := 0
+	r := runner(t, fakebin.H200Recordings(recorded))
+	r.CPU = func() (float64, float64, error) { samples++; return float64(samples), float64(4 * samples), nil }
+	cases := []struct {
+		mode      nccl.Mode
+		transport string
+		busbw     float64
+	}{
+		{nccl.ModeDirect, "P2P/direct", 341.61},
+		{nccl.ModeP2PDisabled, "SHM", 27.79},
+		{nccl.ModeP2PSHMDisabled, "NET/Socket", 2.77},
+	}
+	for _, c := range cases {
+		res := r.Run(context.Background(), nccl.Spec{Binary: "all_reduce_perf", Args: []string{"-g", "2"}, Env: c.mode.Env})
+		if res.Err != nil {
+			t.Fatalf("%s: %v", c.mode.Name, res.Err)
+		}
+		if got := res.Log.Dominant(); got != c.transport {
+			t.Errorf("%s: dominant transport %s, want %s", c.mode.Name, got, c.transport)
+		}
+		if got := res.BusBW(); got != c.busbw {
+			t.Errorf("%s: busbw at the largest size %.2f, want %.2f", c.mode.Name, got, c.busbw)
+		}
+		if res.CPUPct == nil || *res.CPUPct != 25 {
+			t.Errorf("%s: CPU %v, want 25%% from the sampler", c.mode.Name, res.CPUPct)
+		}
+		if !c.mode.Landed(res.Log.Dominant()) {
+			t.Errorf("%s: landed on %s, expected %s", c.mode.Name, res.Log.Dominant(), c.mode.Expect)
+		}
+	}
+}
+
+func TestRunnerReportsFailuresWithTheirText(t *testing.T) {
+	r := runner(t, map[string]string{
+		"all_reduce-direct": "../../fixtures/corpus/nccl-tests/all_reduce_perf-nccltests369-gh200-2node-test-cuda-failure-device-busy.txt",
+	})
+	t.Setenv("GDRCHECK_FAKE_NCCL_EXIT", "1")
+	res := r.Run(context.Background(), nccl.Spec{Binary: "all_reduce_perf"})
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "CUDA-capable device(s) is/are busy or unavailable") {
+		t.Errorf("error %v does not quote the CUDA failure", res.Err)
+	}
+
+	res = r.Run(context.Background(), nccl.Spec{Binary: "broadcast_perf"})
+	if !errors.Is(res.Err, nccl.ErrNotFound) {
+		t.Errorf("missing binary: %v", res.Err)
+	}
+}
+
+func TestRunnerStopsAHungRun(t *testing.T) {
+	r := runner(t, fakebin.H200Recordings(recorded))
+	r.Timeout = 300 * time.Millisecond
+	t.Setenv("GDRCHECK_FAKE_NCCL_SLEEP", "20s")
+	start := time.Now()
+	res := r.Run(context.Background(), nccl.Spec{Binary: "all_reduce_perf"})
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "timed out after 300ms") {
+		t.Errorf("error %v", res.Err)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Errorf("the hung run was not killed promptly")
+	}
+}
+
+func TestMeasureRunsThePlanAndNotesMissingCollectives(t *testing.T) {
+	r := runner(t, fakebin.H200Recordings(recorded))
+	p := nccl.DefaultPlan(2, false, "")
+	m := nccl.Measure(context.Background(), r, p, nccl.Expectation{P2P: nccl.ExpectYes}, nil, nil)
+	var got []string
+	for _, run := range m.Runs {
+		got = append(got, run.Op+"/"+run.Mode.Name)
+	}
+	want := "all_reduce/direct all_gather/direct sendrecv/direct all_reduce/p2p-disabled all_reduce/p2p-shm-disabled"
+	if strings.Join(got, " ") != want {
+		t.Errorf("runs %v, want %s", got, want)
+	}
+	if strings.Join(m.Missing, ",") != "reduce_scatter_perf" {
+		t.Errorf("missing %v", m.Missing)
+	}
+	d, _ := m.Direct("all_reduce")
+	shm, _ := m.Find("all_reduce", "p2p-disabled")
+	ratio, ok := nccl.Ratio(shm.Result, d.Result)
+	// SHM at 1 GiB: 27.79 of 331.46 GB/s direct.
+	if !ok || ratio < 0.0838 || ratio > 0.0839 {
+		t.Errorf("ratio %v %v", ratio, ok)
+	}
+}
+
+func TestExpectationForFollowsTheTopology(t *testing.T) {
+	cases := []struct {
+		name     string
+		build    func(string) (*nodetest.Tree, error)
+		p2p, gdr nccl.Expect
+	}{
+		{"NVSwitch with PIX NICs", func(d string) (*nodetest.Tree, error) { return nodetest.H100x8(d) }, nccl.ExpectYes, nccl.ExpectYes},
+		{"NICs on the other socket", func(d string) (*nodetest.Tree, error) { return nodetest.H100x8(d, nodetest.NICsOnOtherSocket()) }, nccl.ExpectYes, nccl.ExpectNo},
+		{"workstation GPUs without peer access", nodetest.RTX6000Ada2, nccl.ExpectNo, nccl.ExpectYes},
+	}
+	for _, c := range cases {
+		dir := t.TempDir()
+		if _, err := c.build(dir); err != nil {
+			t.Fatal(err)
+		}
+		h, err := node.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exp, why := nccl.ExpectationFor(node.Collect(h, node.DefaultSources(h)), 2)
+		if exp.P2P != c.p2p || exp.GDR != c.gdr || exp.Nodes != 2 {
+			t.Errorf("%s: %+v, want P2P %v GDR %v; because %q", c.name, exp, c.p2p, c.gdr, why)
+		}
+	}
+}

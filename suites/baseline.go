@@ -1,0 +1,57 @@
+package suites
+
+import (
+	"github.com/onsi/ginkgo/v2"
+
+	"github.com/gdrcheck/gdrcheck/harness/baseline"
+)
+
+// Compare compares a measured value with the matched baseline's metric at
+// a message size (0 for none); false when no baseline matched or it has no
+// such metric.
+func Compare(metric string, value float64, size int64) (baseline.Comparison, bool) {
+	b := Current().Baseline
+	if b == nil {
+		return baseline.Comparison{}, false
+	}
+	return b.Compare(metric, value, size)
+}
+
+// Profile names the matched baseline profile, or says none matched.
+func Profile() string {
+	if b := Current().Baseline; b != nil {
+		return b.Profile.Name
+	}
+	return "none"
+}
+
+// RequireBaseline fails a comparing spec when no baseline matched the
+// node, with the error naming the profile looked for; with
+// --allow-missing-baseline it only notes it.
+func RequireBaseline() {
+	c := Current()
+	if c.Baseline != nil {
+		return
+	}
+	msg := "no baseline matched this node"
+	if c.BaselineErr != nil {
+		msg = c.BaselineErr.Error()
+	}
+	if c.Config.AllowMissingBaseline {
+		Note("not compared: %s", msg)
+		return
+	}
+	ginkgo.Fail(msg+" (--allow-missing-baseline only reports)", 1)
+}
+
+// RatioLimit is the largest share of the direct bandwidth a forced
+// fallback may keep and still count as detected: the baseline's
+// nccl.fallback.<mode>.ratio, else the configured default.
+func RatioLimit(mode string) float64 {
+	if b := Current().Baseline; b != nil {
+		if m, ok := b.Metric("nccl.fallback." + mode + ".ratio"); ok {
+			return m.Expected
+		}
+	}
+	return Current().Config.FallbackRatioLimit
+}

@@ -1,0 +1,107 @@
+// Package collectives holds the specs on NCCL collectives run on the node:
+// every collective completes without errors, takes the path the topology
+// says NCCL should take, and reaches the bus bandwidth of the node's
+// generation.
+package collectives
+
+import (
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/gdrcheck/gdrcheck/harness/nccl"
+	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/suites"
+)
+
+var _ = suites.Describe("collectives", func() {
+	var m *nccl.Measurements
+
+	BeforeEach(func() {
+		m = suites.Measurements()
+	})
+
+	AfterEach(func() {
+		if CurrentSpecReport().Failed() && m != nil {
+			for _, r := range direct(m) {
+				if r.Result.Log != nil {
+					GinkgoWriter.Printf("%s_perf: transports %s; NCCL %s, network %s\n", r.Op, nccl.TransportSummary(r.Result.Log.Transports), r.Result.Log.NCCLVersion, r.Result.Log.Network)
+				}
+			}
+		}
+	})
+
+	It("runs the collectives without errors", func() {
+		for _, b := range m.Missing {
+			suites.Note("%s not found: not run", b)
+		}
+		var bad []string
+		for _, r := range direct(m) {
+			if r.Result.Err != nil {
+				bad = append(bad, r.Result.Err.Error())
+			}
+		}
+		suites.FailIf(bad)
+	})
+
+	It("takes the direct path NCCL is expected to take", func() {
+		for _, w := range m.Why {
+			suites.Note("expected: %s", w)
+		}
+		var bad []string
+		for _, r := range direct(m) {
+			if r.Result.Log == nil {
+				bad = append(bad, fmt.Sprintf("%s_perf printed no NCCL log: cannot tell the path (NCCL_DEBUG=INFO unset?)", r.Op))
+				continue
+			}
+			v := r.Result.Log.Verdict(m.Expectation)
+			suites.Note("%s_perf: %s (%s)", r.Op, v.Verdict, nccl.TransportSummary(r.Result.Log.Transports))
+			if v.Verdict != nccl.VerdictDirect {
+				bad = append(bad, fmt.Sprintf("%s_perf path is %s: %s", r.Op, v.Verdict, first(v.Reasons)))
+			}
+		}
+		suites.FailIf(bad)
+	})
+
+	It("reaches the baseline bus bandwidth at large messages", func() {
+		var bad []string
+		for _, r := range direct(m) {
+			if r.Result.Tests == nil || len(r.Result.Tests.Rows) == 0 {
+				continue
+			}
+			// Compared at the largest size measured, where the
+			// baseline's by_size (or its expected value) applies.
+			last := r.Result.Tests.Rows[len(r.Result.Tests.Rows)-1]
+			metric := "nccl." + r.Op + ".busbw"
+			got := last.BusBW()
+			c, ok := suites.Compare(metric, got, last.Size)
+			mt := reports.Metric{Name: metric, Value: got, Unit: "GB/s", Subject: fmt.Sprintf("%s_perf at %s", r.Op, reports.SizeString(last.Size))}
+			if ok {
+				mt.Baseline, mt.DeltaPct, mt.Verdict = &c.Expected, &c.DeltaPct, c.Verdict()
+				if !c.Pass {
+					bad = append(bad, fmt.Sprintf("%s_perf busbw %.1f GB/s at %s; baseline %s expects %s", r.Op, got, reports.SizeString(last.Size), suites.Profile(), c.Band()))
+				}
+			}
+			suites.Record(mt)
+		}
+		suites.RequireBaseline()
+		suites.FailIf(bad)
+	})
+})
+
+func direct(m *nccl.Measurements) []nccl.Measured {
+	var out []nccl.Measured
+	for _, r := range m.Runs {
+		if r.Mode.Name == nccl.ModeDirect.Name {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return "no reason given"
+	}
+	return s[0]
+}
