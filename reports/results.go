@@ -246,6 +246,8 @@ type Run struct {
 	Baseline      *Band    `json:"baseline,omitempty"`
 	Error         string   `json:"error,omitempty"`
 	Duration      float64  `json:"duration_s"`
+	// Log is the raw output, relative to the results directory.
+	Log string `json:"log,omitempty"`
 }
 
 // Point is one message size of a run.

@@ -27,6 +27,11 @@ func ncclRun(t *testing.T, recs map[string]string, args ...string) (result, *rep
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, r.stdout, r.stderr)
 	}
+	for _, run := range res.Nodes[0].Runs {
+		if b, err := os.ReadFile(out + "/" + run.Log); err != nil || !strings.Contains(string(b), "NCCL INFO") {
+			t.Errorf("%s %s: raw log %q unreadable or empty: %v", run.Op, run.Mode, run.Log, err)
+		}
+	}
 	validateJUnit(t, out+"/junit.xml")
 	return r, res
 }
@@ -59,6 +64,10 @@ func TestNCCLSuitesPassOnTheRecordedH200RunsAndDetectEveryFallback(t *testing.T)
 	}
 	if d := n.Runs[0]; d.Baseline == nil || d.Baseline.Expected != 341.61 || d.PathVerdict != "direct" {
 		t.Errorf("direct run %+v", d)
+	}
+	// The raw output is kept beside the reports, as the evidence it is.
+	if n.Runs[0].Log != "logs/all_reduce_perf-direct.log" {
+		t.Errorf("log %q", n.Runs[0].Log)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +51,12 @@ type Options struct {
 	NCCLTestsDir string
 	// NCCLTimeout bounds each nccl-tests run.
 	NCCLTimeout time.Duration
+	// NCCLLauncher starts the nccl-tests processes, e.g. "mpirun -np
+	// {gpus}" for one process per GPU ({gpus} is replaced); empty runs one
+	// process driving every GPU.
+	NCCLLauncher string
+	// LogDir receives each benchmark's raw output; empty keeps none.
+	LogDir string
 	// Ctx cancels the benchmarks (SIGINT, SIGTERM); nil never cancels.
 	Ctx context.Context
 	// BaselineDir holds the baseline YAML files; empty uses the ones
@@ -109,6 +116,9 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 			if sc.NCCL != nil {
 				sc.Baseline, sc.BaselineErr = store.Match(baselineFacts(ev, ncclVersion(sc.NCCL)))
 				n.Runs = ncclRuns(sc.NCCL, n.Name, sc.Baseline)
+				if err := keepLogs(opt.LogDir, sc.NCCL, n.Runs); err != nil {
+					return nil, nil, err
+				}
 			}
 		}
 		if sc.Baseline != nil {
@@ -138,6 +148,11 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 // node's topology allows.
 func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseline) (*nccl.Measurements, error) {
 	r := nccl.Runner{Dir: opt.NCCLTestsDir, CPU: h.CPUTimes, Timeout: opt.NCCLTimeout}
+	gpusPerProcess := len(ev.GPUs)
+	if opt.NCCLLauncher != "" {
+		l := strings.ReplaceAll(opt.NCCLLauncher, "{gpus}", strconv.Itoa(len(ev.GPUs)))
+		r.Launcher, gpusPerProcess = strings.Fields(l), 1
+	}
 	if _, err := r.Lookup("all_reduce_perf"); err != nil {
 		return nil, err
 	}
@@ -146,7 +161,7 @@ func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseli
 		ctx = context.Background()
 	}
 	exp, why := nccl.ExpectationFor(ev, 1)
-	plan := nccl.DefaultPlan(len(ev.GPUs), len(ev.NICs) > 0, remoteNIC(ev))
+	plan := nccl.DefaultPlan(gpusPerProcess, len(ev.NICs) > 0, remoteNIC(ev))
 	// Sweep up to the largest size the baseline states, so the
 	// comparison is made where its numbers were measured.
 	if b != nil {
@@ -200,6 +215,25 @@ func ncclRuns(m *nccl.Measurements, nodeName string, b *baseline.Baseline) []rep
 		out = append(out, run)
 	}
 	return out
+}
+
+// keepLogs writes each run's raw output next to the reports, as evidence a
+// person can read, and names the file in the run.
+func keepLogs(dir string, m *nccl.Measurements, runs []reports.Run) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("log directory: %w", err)
+	}
+	for i, r := range m.Runs {
+		name := r.Op + "_perf-" + r.Mode.Name + ".log"
+		if err := reports.WriteFile(filepath.Join(dir, name), r.Result.Output); err != nil {
+			return err
+		}
+		runs[i].Log = filepath.Join(filepath.Base(dir), name)
+	}
+	return nil
 }
 
 func loadBaselines(dir string) (*baseline.Store, error) {
