@@ -45,12 +45,13 @@ func RequireBaseline() {
 }
 
 // RatioLimit is the largest share of the direct bandwidth a forced
-// fallback may keep and still count as detected: the baseline's
-// nccl.fallback.<mode>.ratio, else the configured default.
+// fallback may keep and still count as detected: the upper edge of the
+// baseline's nccl.fallback.<mode>.ratio band (its expected value plus the
+// tolerance; a hard limit where it has none), else the configured default.
 func RatioLimit(mode string) float64 {
 	if b := Current().Baseline; b != nil {
-		if m, ok := b.Metric("nccl.fallback." + mode + ".ratio"); ok {
-			return m.Expected
+		if c, ok := b.Compare("nccl.fallback."+mode+".ratio", 0, 0); ok {
+			return c.High
 		}
 	}
 	return Current().Config.FallbackRatioLimit

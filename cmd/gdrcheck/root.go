@@ -34,7 +34,7 @@ Exit codes (every command that evaluates a node):
 		Version:       version,
 	}
 	cmd.PersistentFlags().StringVar(&o.hostRoot, "host-root", "/", "read sysfs and procfs under `DIR` (DIR/sys, DIR/proc) instead of /; a recorded node (gdrcheck snapshot) as a directory or a .ttar archive")
-	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd())
+	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd(), newBaselineCmd())
 	return cmd
 }
 

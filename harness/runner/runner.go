@@ -110,11 +110,11 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 		sc := &suites.Context{Evidence: ev, Config: opt.Config}
 		// Matched before the runs to size them, and again after, once
 		// the NCCL version is known.
-		sc.Baseline, sc.BaselineErr = store.Match(baselineFacts(ev, ""))
+		sc.Baseline, sc.BaselineErr = store.Match(BaselineFacts(ev, ""))
 		if suites.NeedNCCL(opt.Suites) && ev.Fatal() == nil {
 			sc.NCCL, sc.NCCLErr = measureNCCL(opt, h, ev, sc.Baseline)
 			if sc.NCCL != nil {
-				sc.Baseline, sc.BaselineErr = store.Match(baselineFacts(ev, ncclVersion(sc.NCCL)))
+				sc.Baseline, sc.BaselineErr = store.Match(BaselineFacts(ev, ncclVersion(sc.NCCL)))
 				n.Runs = ncclRuns(sc.NCCL, n.Name, sc.Baseline)
 				if err := keepLogs(opt.LogDir, sc.NCCL, n.Runs); err != nil {
 					return nil, nil, err
@@ -243,8 +243,9 @@ func loadBaselines(dir string) (*baseline.Store, error) {
 	return baseline.Load(dir)
 }
 
-// baselineFacts describe the node the way baseline profiles do.
-func baselineFacts(ev *node.Evidence, ncclVer string) baseline.Facts {
+// BaselineFacts describe the node the way baseline profiles do; ncclVer
+// is known only once a collective ran.
+func BaselineFacts(ev *node.Evidence, ncclVer string) baseline.Facts {
 	f := baseline.Facts{GPUsPerNode: len(ev.GPUs), Driver: ev.Host.DriverVersion, NCCL: ncclVer}
 	if ev.Host.CUDADriverVersion > 0 {
 		f.CUDA = baseline.CUDAVersion(ev.Host.CUDADriverVersion)

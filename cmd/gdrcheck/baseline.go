@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/harness/runner"
+	"github.com/gdrcheck/gdrcheck/reports"
+)
+
+func newBaselineCmd() *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "baseline",
+		Short: "List, compare and record per-generation baselines",
+		Long: `A measured number means something only against the expected number for the
+same hardware and software profile. Baselines are YAML files, one per
+profile (GPU model and PCI device id, GPUs per node, NVLink or PCIe, NIC
+model and rate, PCIe generation, optional driver/NCCL/CUDA ranges), holding
+expected metrics with tolerances. A run matches the most specific profile.
+
+  gdrcheck baseline show [NAME]          the profiles, or one as YAML
+  gdrcheck baseline diff A B             what changed (files or profile names)
+  gdrcheck baseline record DIR...        propose a baseline from good runs
+
+--baseline-dir selects the files (default: those shipped with gdrcheck).
+Schema errors name the file, the line and the field, and exit 2.`,
+	}
+	cmd.PersistentFlags().StringVar(&dir, "baseline-dir", "", "`DIR` of baseline YAML files (default: the baselines shipped with gdrcheck)")
+	load := func() (*baseline.Store, error) {
+		if dir == "" {
+			return baseline.Shipped()
+		}
+		return baseline.Load(dir)
+	}
+	cmd.AddCommand(newBaselineShowCmd(load), newBaselineDiffCmd(load), newBaselineRecordCmd())
+	return cmd
+}
+
+func newBaselineShowCmd(load func() (*baseline.Store, error)) *cobra.Command {
+	return &cobra.Command{
+		Use:   "show [NAME]",
+		Short: "List the baseline profiles, or print one",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := load()
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if len(args) == 1 {
+				b, ok := s.Get(args[0])
+				if !ok {
+					return fmt.Errorf("no baseline profile %q (gdrcheck baseline show lists them)", args[0])
+				}
+				return b.Write(w)
+			}
+			t := reports.Table{Title: "Baseline profiles", Header: []string{"profile", "gpu", "gpus", "interconnect", "nic", "pcie", "metrics", "file"}}
+			for _, p := range s.Profiles() {
+				b, _ := s.Get(p.Name)
+				nic := p.NIC.Model
+				if p.NIC.RateGbps > 0 {
+					nic += fmt.Sprintf(" %g Gb/s", p.NIC.RateGbps)
+				}
+				t.Rows = append(t.Rows, []string{p.Name, p.GPU.Model, strconv.Itoa(p.GPUsPerNode), p.Interconnect, nic, strconv.Itoa(p.PCIeGen), strconv.Itoa(len(b.Metrics)), b.File})
+			}
+			return t.Render(w, reports.FormatText)
+		},
+	}
+}
+
+func newBaselineDiffCmd(load func() (*baseline.Store, error)) *cobra.Command {
+	return &cobra.Command{
+		Use:   "diff A B",
+		Short: "Show what changed between two baselines (files or profile names)",
+		Long: `diff compares two baselines: each a YAML file, or the name of a profile in
+--baseline-dir. It prints one sentence per change and exits 0 when they are
+the same, 1 when they differ.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var bs [2]*baseline.Baseline
+			for i, a := range args {
+				b, err := resolveBaseline(a, load)
+				if err != nil {
+					return err
+				}
+				bs[i] = b
+			}
+			changes := baseline.Diff(bs[0], bs[1])
+			for _, c := range changes {
+				fmt.Fprintln(cmd.OutOrStdout(), c.Text)
+			}
+			if len(changes) > 0 {
+				return &exitError{code: reports.ExitFailed}
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "no differences")
+			return nil
+		},
+	}
+}
+
+// resolveBaseline reads a baseline file, or finds a profile by name.
+func resolveBaseline(arg string, load func() (*baseline.Store, error)) (*baseline.Baseline, error) {
+	if strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
+		s, err := baseline.LoadFS(os.DirFS(filepath.Dir(arg)), ".")
+		if err != nil {
+			return nil, err
+		}
+		for _, b := range s.Baselines() {
+			if filepath.Base(b.File) == filepath.Base(arg) {
+				return b, nil
+			}
+		}
+		return nil, fmt.Errorf("%s: not a baseline file", arg)
+	}
+	s, err := load()
+	if err != nil {
+		return nil, err
+	}
+	b, ok := s.Get(arg)
+	if !ok {
+		return nil, fmt.Errorf("no baseline profile %q", arg)
+	}
+	return b, nil
+}
+
+func newBaselineRecordCmd() *cobra.Command {
+	var name, out string
+	cmd := &cobra.Command{
+		Use:   "record DIR...",
+		Short: "Propose a baseline from the results of good runs",
+		Long: `record reads DIR/results.json of one or more good runs on the same hardware
+(repeat the run a few times: each metric's expected value is the median
+over the runs) and writes a reviewable YAML baseline: the node's hardware
+profile, nccl-tests bus bandwidth per collective and message size, the
+forced fallbacks' ratios to the direct run, and the BAR1 size, with
+default tolerances. Review it, then add it to the --baseline-dir of your
+runs.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			samples := map[string][]float64{}
+			var facts *baseline.Facts
+			var bar1 *baseline.BAR1Limits
+			var nodes []string
+			for _, dir := range args {
+				res, err := readResults(dir)
+				if err != nil {
+					return err
+				}
+				for _, n := range res.Nodes {
+					if n.Status != reports.NodeEvaluated || n.Counts().Failed > 0 {
+						return &exitError{code: reports.ExitUnevaluable, err: fmt.Errorf("%s: node %s did not pass; record baselines from good runs only", dir, n.Name)}
+					}
+					var ev node.Evidence
+					if err := json.Unmarshal(n.Evidence, &ev); err != nil {
+						return fmt.Errorf("%s: evidence of %s: %w", dir, n.Name, err)
+					}
+					f := runner.BaselineFacts(&ev, "")
+					if facts == nil {
+						facts = &f
+					} else if m := facts.Profile().Mismatches(f); len(m) > 0 {
+						return fmt.Errorf("%s: node %s is other hardware than the first run: %s", dir, n.Name, strings.Join(m, "; "))
+					}
+					nodes = append(nodes, n.Name)
+					addSamples(samples, n)
+					for _, g := range ev.GPUs {
+						if g.BAR1 != nil && (bar1 == nil || g.BAR1.TotalMiB < bar1.MinTotalMiB) {
+							bar1 = &baseline.BAR1Limits{MinTotalMiB: g.BAR1.TotalMiB, MinFreeMiB: 1024}
+						}
+					}
+				}
+			}
+			if facts == nil {
+				return fmt.Errorf("no node in %s", strings.Join(args, " "))
+			}
+			p := facts.Profile()
+			// Software is left open: a baseline is for the hardware, and a
+			// reviewer narrows the ranges where numbers depend on them.
+			p.Software = baseline.Software{}
+			p.Name = name
+			if p.Name == "" {
+				p.Name = profileName(*facts)
+			}
+			b := baseline.Record(p, samples, baseline.RecordOptions{
+				Source: fmt.Sprintf("%d run(s) on %s", len(args), strings.Join(dedupe(nodes), ", ")),
+				BAR1:   bar1,
+			})
+			var buf bytes.Buffer
+			if err := b.Write(&buf); err != nil {
+				return err
+			}
+			if out == "" {
+				_, err := cmd.OutOrStdout().Write(buf.Bytes())
+				return err
+			}
+			return reports.WriteFile(out, buf.Bytes())
+		},
+	}
+	cmd.Flags().StringVar(&name, "name", "", "profile name (default: derived from the hardware, e.g. h200x2-nv18)")
+	cmd.Flags().StringVar(&out, "out", "", "write the YAML to `FILE` (default: stdout)")
+	return cmd
+}
+
+// readResults reads DIR/results.json, or a results.json path.
+func readResults(arg string) (*reports.Results, error) {
+	p := arg
+	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
+		p = filepath.Join(arg, "results.json")
+	}
+	r, err := reports.Read(p)
+	if err != nil {
+		return nil, &exitError{code: reports.ExitUnevaluable, err: err}
+	}
+	return r, nil
+}
+
+// addSamples takes the metrics a baseline holds from one node's runs.
+func addSamples(s map[string][]float64, n reports.Node) {
+	for _, r := range n.Runs {
+		if r.Error != "" {
+			continue
+		}
+		switch {
+		case r.Mode == "direct":
+			metric := "nccl." + r.Op + ".busbw"
+			for _, p := range r.Points {
+				if p.Size >= 256<<20 {
+					k := baseline.SampleKey(metric, p.Size)
+					s[k] = append(s[k], p.BusBW)
+				}
+			}
+		case r.RatioToDirect != nil:
+			k := baseline.SampleKey("nccl.fallback."+r.Mode+".ratio", 0)
+			s[k] = append(s[k], *r.RatioToDirect)
+		}
+	}
+}
+
+// profileName derives a name like h200x2-nv18 or h100x8-nv18-cx7.
+func profileName(f baseline.Facts) string {
+	model := strings.ToLower(strings.TrimPrefix(f.GPUModel, "NVIDIA "))
+	model, _, _ = strings.Cut(model, " ")
+	name := fmt.Sprintf("%sx%d-%s", model, f.GPUsPerNode, strings.ToLower(f.Interconnect))
+	if f.NICModel != "" && f.NICModel != baseline.NoNIC {
+		name += "-" + strings.ToLower(strings.ReplaceAll(f.NICModel, "ConnectX-", "cx"))
+	}
+	return name
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
