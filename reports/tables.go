@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -214,4 +215,45 @@ func SizeString(b int64) string {
 		return strconv.FormatInt(b>>10, 10) + " KiB"
 	}
 	return strconv.FormatInt(b, 10) + " B"
+}
+
+// ScalingTable shows all_reduce across node counts: bus bandwidth,
+// efficiency against two nodes, small-message latency and the baseline.
+func ScalingTable(r *Results) Table {
+	t := Table{Title: "Scaling (all_reduce across nodes)", Header: []string{"nodes", "busbw GB/s", "at size", "efficiency vs 2", "latency us (8 B)", "baseline", "verdict"}}
+	var two float64
+	for _, run := range r.Runs {
+		if run.Suite == "scale" && len(run.Nodes) == 2 {
+			two = run.BusBW
+		}
+	}
+	for _, run := range r.Runs {
+		if run.Suite != "scale" && run.Suite != "pairwise" {
+			continue
+		}
+		nodes := strconv.Itoa(len(run.Nodes))
+		if run.Suite == "pairwise" {
+			nodes = "pair " + strings.Join(run.Nodes, "+")
+		}
+		at, lat, eff, base, verdict := "-", "-", "-", "-", "-"
+		if len(run.Points) > 0 {
+			at = SizeString(run.Points[len(run.Points)-1].Size)
+			lat = fixed(run.Points[0].TimeUS, 1)
+		}
+		if two > 0 && len(run.Nodes) >= 2 && run.Suite == "scale" {
+			eff = fixed(run.BusBW/two, 2)
+		}
+		if run.Baseline != nil {
+			base = fixed(run.Baseline.Expected, 1)
+			verdict = "pass"
+			if run.BusBW < run.Baseline.Low {
+				verdict = "FAIL"
+			}
+		}
+		if run.Error != "" {
+			verdict = "error: " + firstLine(run.Error)
+		}
+		t.Rows = append(t.Rows, []string{nodes, fixed(run.BusBW, 2), at, eff, lat, base, verdict})
+	}
+	return t
 }

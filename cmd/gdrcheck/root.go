@@ -33,8 +33,12 @@ Exit codes (every command that evaluates a node):
 		SilenceErrors: true,
 		Version:       version,
 	}
-	cmd.PersistentFlags().StringVar(&o.hostRoot, "host-root", "/", "read sysfs and procfs under `DIR` (DIR/sys, DIR/proc) instead of /; a recorded node (gdrcheck snapshot) as a directory or a .ttar archive")
-	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd(), newBaselineCmd())
+	root := os.Getenv("GDRCHECK_HOST_ROOT")
+	if root == "" {
+		root = "/"
+	}
+	cmd.PersistentFlags().StringVar(&o.hostRoot, "host-root", root, "read sysfs and procfs under `DIR` (DIR/sys, DIR/proc) instead of /; a recorded node (gdrcheck snapshot) as a directory or a .ttar archive; default $GDRCHECK_HOST_ROOT, else /")
+	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd(), newBaselineCmd(), newSubmitCmd(), newJobCmd(), newCollectCmd(), newUndrainCmd())
 	return cmd
 }
 

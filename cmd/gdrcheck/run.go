@@ -86,6 +86,9 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	if r.format != reports.FormatText && r.format != reports.FormatMarkdown {
 		return fmt.Errorf("--format %q: want text or markdown", r.format)
 	}
+	// Under srun every node writes its own directory: {node} is this
+	// node's name.
+	r.out = strings.ReplaceAll(r.out, "{node}", nodeNameFor(r.nodeName))
 	if err := os.MkdirAll(r.out, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
@@ -190,7 +193,7 @@ func printTables(w io.Writer, res *reports.Results, format string) error {
 	if err := reports.SummaryTable(res).Render(w, format); err != nil {
 		return err
 	}
-	for _, t := range []reports.Table{reports.FallbackTable(res), reports.ComparisonTable(res), reports.FailuresTable(res)} {
+	for _, t := range []reports.Table{reports.ScalingTable(res), reports.FallbackTable(res), reports.ComparisonTable(res), reports.FailuresTable(res)} {
 		if len(t.Rows) == 0 {
 			continue
 		}
@@ -206,4 +209,15 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// nodeNameFor is the name a node reports under, as the runner picks it.
+func nodeNameFor(flag string) string {
+	for _, n := range []string{flag, os.Getenv("SLURMD_NODENAME")} {
+		if n != "" {
+			return n
+		}
+	}
+	h, _ := os.Hostname()
+	return h
 }

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/slurm"
+)
+
+// newJobCmd is the batch step of a submitted job; users run submit.
+func newJobCmd() *cobra.Command {
+	l := &slurm.Leader{Config: slurm.JobConfig{Scaling: true}}
+	cmd := &cobra.Command{
+		Use:    "job --out DIR",
+		Short:  "The batch step of gdrcheck submit (runs inside the allocation)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l.JobID = os.Getenv("SLURM_JOB_ID")
+			l.NodeList = os.Getenv("SLURM_JOB_NODELIST")
+			if l.JobID == "" || l.NodeList == "" {
+				return fmt.Errorf("gdrcheck job runs inside a Slurm allocation (SLURM_JOB_ID and SLURM_JOB_NODELIST unset); use gdrcheck submit")
+			}
+			l.Restart, _ = strconv.Atoi(os.Getenv("SLURM_RESTART_COUNT"))
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			l.Gdrcheck, l.Progress, l.Version = exe, cmd.ErrOrStderr(), version
+			// USR1 comes --signal-seconds before the time limit, TERM
+			// with scancel: stop what runs and write the report.
+			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGUSR1, syscall.SIGTERM, os.Interrupt)
+			defer stop()
+			res, err := l.Run(ctx)
+			if err != nil {
+				return &exitError{code: reports.ExitUnevaluable, err: err}
+			}
+			if err := printTables(cmd.OutOrStdout(), res, reports.FormatText); err != nil {
+				return err
+			}
+			if code := res.ExitCode(); code != reports.ExitPassed {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&l.Out, "out", "", "job directory")
+	f.StringSliceVar(&l.Config.Suites, "suites", nil, "node suites")
+	f.StringVar(&l.Config.NCCLTestsDir, "nccl-tests-dir", "", "nccl-tests on the nodes")
+	f.StringVar(&l.Config.BaselineDir, "baseline-dir", "", "baselines")
+	f.IntVar(&l.Config.GPUsPerNode, "gpus-per-node", 0, "ranks per node for the multi-node collectives")
+	f.DurationVar(&l.Config.StepTimeout, "step-timeout", time.Hour, "node suites watchdog")
+	f.StringArrayVar(&l.Config.NCCLSrunArgs, "nccl-srun-arg", nil, "extra srun options for nccl-tests steps")
+	f.BoolVar(&l.Config.Scaling, "scaling", true, "multi-node collectives")
+	f.BoolVar(&l.Config.DrainOnFail, "drain-on-fail", false, "drain failed nodes")
+	f.BoolVar(&l.Config.AllowMissingBaseline, "allow-missing-baseline", false, "report without a baseline")
+	f.StringVar(&l.ContainerImage, "container-image", "", "pyxis image for the node suites")
+	f.StringVar(&l.ContainerMounts, "container-mounts", "", "pyxis mounts")
+	return cmd
+}
+
+func newCollectCmd() *cobra.Command {
+	var format, note string
+	cmd := &cobra.Command{
+		Use:   "collect DIR",
+		Short: "Merge what a job left in DIR into one report",
+		Long: `collect merges whatever a gdrcheck job left in its directory (DIR/job-<id>):
+every node's results.json and the multi-node runs, and for each node of the
+allocation that never reported, a failure saying why (its step's fate and
+the last lines it printed). It writes DIR/results.json and DIR/junit.xml and
+prints the tables. Use it on the directory of a job that was killed or lost.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := slurm.Collect(args[0], note)
+			if err != nil {
+				return &exitError{code: reports.ExitUnevaluable, err: err}
+			}
+			if err := slurm.WriteReports(args[0], res, reports.JUnitOptions{}); err != nil {
+				return err
+			}
+			if err := printTables(cmd.OutOrStdout(), res, format); err != nil {
+				return err
+			}
+			if code := res.ExitCode(); code != reports.ExitPassed {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "table format: text or markdown")
+	cmd.Flags().StringVar(&note, "note", "", "add this to the reason of every missing node (e.g. how the job ended)")
+	return cmd
+}
+
+func newUndrainCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "undrain [NODE...]",
+		Short: "Resume the nodes gdrcheck drained (and only those)",
+		Long: `undrain resumes nodes whose drain reason starts with "gdrcheck:"; a node
+drained for any other reason is left as it is and reported. Without NODE
+arguments it considers every node.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			done, err := slurm.Client{}.Undrain(cmd.Context(), args)
+			for _, d := range done {
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s\n", d.Action, d.Node, d.Why)
+			}
+			if err != nil {
+				return &exitError{code: reports.ExitUnevaluable, err: err}
+			}
+			return nil
+		},
+	}
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/slurm"
+	"github.com/gdrcheck/gdrcheck/suites"
+)
+
+func newSubmitCmd() *cobra.Command {
+	s := &slurm.Submission{Job: slurm.JobConfig{Scaling: true}}
+	var dryRun, wait bool
+	var poll time.Duration
+	var format string
+	cmd := &cobra.Command{
+		Use:   "submit -N NODES [flags]",
+		Short: "Run the validation over a Slurm allocation (sbatch)",
+		Long: `Submit renders one sbatch script for one allocation and submits it. Inside
+the job, the node suites run on every node (srun --ntasks-per-node=1), each
+node writing its own results; the first node then runs all_reduce across
+1, 2, 4 ... N nodes as srun steps (bus bandwidth, scaling efficiency over
+2 nodes, small-message latency) and, when a multi-node run falls below the
+baseline, re-pairs the nodes to isolate the slow one. Everything is merged
+into DIR/job-<id>/: results.json, junit.xml, and each node's own files.
+
+A node whose step fails, hangs (the watchdog stops it) or never reports
+still appears in the report, failed, with the reason. The job gets USR1
+--signal-seconds before its time limit and writes the report then; with
+--wait, a job that ends TIMEOUT, CANCELLED, NODE_FAIL or PREEMPTED is
+collected from here. A REQUEUED job is waited for again.
+
+  gdrcheck submit -N 4 -p gpu --wait
+  gdrcheck submit -N 16 -p gpu --time 30 --drain-on-fail --wait
+  gdrcheck submit -N 2 --dry-run            # print the script, submit nothing
+
+With --wait the exit code is that of run: 0 passed, 1 a check failed, 2 a
+node could not be evaluated or never reported.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if s.Gdrcheck == "" {
+				exe, err := os.Executable()
+				if err != nil {
+					return err
+				}
+				s.Gdrcheck = exe
+			}
+			abs, err := filepath.Abs(s.Out)
+			if err != nil {
+				return err
+			}
+			s.Out = abs
+			if err := suites.CheckLabels(s.Job.Suites); err != nil {
+				return fmt.Errorf("--suites: %w", err)
+			}
+			script, err := s.Render(version)
+			if err != nil {
+				return err
+			}
+			if dryRun {
+				_, err := io.WriteString(cmd.OutOrStdout(), script)
+				return err
+			}
+			if err := os.MkdirAll(s.Out, 0o755); err != nil {
+				return fmt.Errorf("--out: %w", err)
+			}
+			c := slurm.Client{}
+			id, err := c.Submit(cmd.Context(), s.SbatchArgv(), script)
+			if err != nil {
+				return &exitError{code: reports.ExitUnevaluable, err: err}
+			}
+			dir := filepath.Join(s.Out, "job-"+id)
+			fmt.Fprintf(cmd.OutOrStdout(), "submitted job %s; results in %s\n", id, dir)
+			if !wait {
+				return nil
+			}
+			return waitAndReport(cmd, c, id, dir, poll, format)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVarP(&s.Nodes, "nodes", "N", 1, "nodes in the allocation")
+	f.StringVarP(&s.Partition, "partition", "p", "", "Slurm partition")
+	f.StringVarP(&s.Account, "account", "A", "", "Slurm account")
+	f.StringVarP(&s.QOS, "qos", "q", "", "Slurm QOS")
+	f.StringVarP(&s.Time, "time", "t", "", "time limit (sbatch --time: minutes, H:M:S, D-H:M:S)")
+	f.StringVar(&s.Reservation, "reservation", "", "Slurm reservation")
+	f.StringVarP(&s.Constraint, "constraint", "C", "", "node features (sbatch --constraint)")
+	f.IntVar(&s.GPUsPerNode, "gpus-per-node", 0, "GPUs to request per node, and ranks per node for the multi-node collectives (default: the GPUs the first node reports)")
+	f.BoolVar(&s.Exclusive, "exclusive", false, "request whole nodes")
+	f.StringArrayVar(&s.SbatchArgs, "sbatch-arg", nil, "extra sbatch option, one --option[=value] per flag (repeatable)")
+	f.StringVar(&s.JobName, "job-name", "gdrcheck", "job name")
+	f.IntVar(&s.SignalSeconds, "signal-seconds", 120, "send the job USR1 this long before its time limit, so it writes the report")
+	f.StringVar(&s.Out, "out", "gdrcheck-jobs", "`DIR` on a shared filesystem; each job writes DIR/job-<id>")
+	f.StringVar(&s.Gdrcheck, "gdrcheck", "", "path of gdrcheck as the nodes see it (default: this binary)")
+	f.StringSliceVar(&s.Job.Suites, "suites", nil, "node suites to run (default: all)")
+	f.StringVar(&s.Job.NCCLTestsDir, "nccl-tests-dir", "", "`DIR` of the cluster's nccl-tests on the nodes")
+	f.StringVar(&s.Job.BaselineDir, "baseline-dir", "", "`DIR` of baseline YAML files (default: the shipped ones)")
+	f.DurationVar(&s.Job.StepTimeout, "step-timeout", time.Hour, "watchdog for the node suites step: a node still running after this long is stopped and reported")
+	f.StringArrayVar(&s.Job.NCCLSrunArgs, "nccl-srun-arg", nil, "extra srun option for the multi-node nccl-tests steps, e.g. --mpi=pmix (repeatable)")
+	f.BoolVar(&s.Job.Scaling, "scaling", true, "run all_reduce across 1, 2, 4 ... N nodes")
+	f.BoolVar(&s.Job.DrainOnFail, "drain-on-fail", false, "drain failed nodes (Reason \"gdrcheck: ...\"); nodes drained by others are left alone")
+	f.BoolVar(&s.Job.AllowMissingBaseline, "allow-missing-baseline", false, "report measurements no baseline matches instead of failing them")
+	f.StringVar(&s.ContainerImage, "container-image", "", "run the node suites in this container (pyxis), gdrcheck mounted in")
+	f.StringVar(&s.ContainerMounts, "container-mounts", "", "extra pyxis mounts for the container")
+	f.BoolVar(&dryRun, "dry-run", false, "print the sbatch script and submit nothing")
+	f.BoolVar(&wait, "wait", false, "wait for the job, print the tables and exit 0/1/2 like run")
+	f.DurationVar(&poll, "poll", 5*time.Second, "how often --wait asks Slurm about the job")
+	f.StringVar(&format, "format", "text", "table format: text or markdown")
+	return cmd
+}
+
+// waitAndReport follows the job to its end, collects from here what the
+// job itself could not (killed, timed out, node lost), and prints the
+// tables.
+func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time.Duration, format string) error {
+	stderr := cmd.ErrOrStderr()
+	last := ""
+	var rec slurm.Record
+	for {
+		r, err := c.Job(context.Background(), id)
+		if err != nil {
+			return &exitError{code: reports.ExitUnevaluable, err: err}
+		}
+		rec = r
+		state := rec["JobState"]
+		if state != last {
+			fmt.Fprintf(stderr, "job %s: %s %s\n", id, state, rec["Reason"])
+			last = state
+		}
+		if slurm.Final(state) {
+			break
+		}
+		select {
+		case <-cmd.Context().Done():
+			fmt.Fprintf(stderr, "interrupted: job %s keeps running; gdrcheck collect %s merges it later\n", id, dir)
+			return &exitError{code: reports.ExitUnevaluable}
+		case <-time.After(poll):
+		}
+	}
+	state := rec["JobState"]
+	res, err := reports.Read(filepath.Join(dir, "results.json"))
+	if err != nil || state != "COMPLETED" {
+		// The job did not finish its own report, or ended abnormally
+		// after it: collect here, saying how it ended.
+		note := fmt.Sprintf("job %s ended %s", id, state)
+		if reason := rec["Reason"]; reason != "" && reason != "None" {
+			note += " (" + reason + ")"
+		}
+		res, err = slurm.Collect(dir, note)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return &exitError{code: reports.ExitUnevaluable, err: fmt.Errorf("job %s ended %s before writing anything to %s", id, state, dir)}
+			}
+			return &exitError{code: reports.ExitUnevaluable, err: err}
+		}
+		if err := slurm.WriteReports(dir, res, reports.JUnitOptions{}); err != nil {
+			return err
+		}
+	}
+	w := cmd.OutOrStdout()
+	if err := printTables(w, res, format); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "JUnit:   %s\nResults: %s\n", filepath.Join(dir, "junit.xml"), filepath.Join(dir, "results.json"))
+	if code := res.ExitCode(); code != reports.ExitPassed {
+		return &exitError{code: code}
+	}
+	return nil
+}

@@ -1,0 +1,250 @@
+package slurm
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gdrcheck/gdrcheck/reports"
+)
+
+// JobInfo is DIR/job.json, written by the leader when the job starts: what
+// the merged report must account for.
+type JobInfo struct {
+	ID      string    `json:"id"`
+	Nodes   []string  `json:"nodes"`
+	Started time.Time `json:"started"`
+	Restart int       `json:"restart,omitempty"` // SLURM_RESTART_COUNT of a requeued job
+	Config  JobConfig `json:"config"`
+	Version string    `json:"version"`
+}
+
+// Step is one srun step the leader ran, kept in DIR/steps.json.
+type Step struct {
+	Name     string    `json:"name"`
+	Nodes    []string  `json:"nodes"`
+	Command  []string  `json:"command"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished,omitempty"`
+	ExitCode int       `json:"exit_code"`
+	Error    string    `json:"error,omitempty"`
+	// TimedOut marks a step the watchdog stopped; Cancelled one stopped
+	// because the job was told to end (USR1, TERM).
+	TimedOut  bool `json:"timed_out,omitempty"`
+	Cancelled bool `json:"cancelled,omitempty"`
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("reading %q: %w", path, err)
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return reports.WriteFile(path, append(b, '\n'))
+}
+
+// Layout of a job directory.
+const (
+	jobFile     = "job.json"
+	stepsFile   = "steps.json"
+	nodesDir    = "nodes"
+	scaleFile   = "scale/results.json"
+	resultsFile = "results.json"
+)
+
+// NodeOut is where a node's `gdrcheck run` writes; {node} is replaced by
+// the run itself from SLURMD_NODENAME.
+func NodeOut(dir string) string { return filepath.Join(dir, nodesDir, "{node}") }
+
+// Collect merges whatever a job left in dir into one Results: every node's
+// results.json, the multi-node runs, and for each node the job was given
+// but that never reported, a missing node with the reason (the step's fate,
+// the last lines it printed, and note, e.g. the job's final state).
+func Collect(dir, note string) (*reports.Results, error) {
+	var job JobInfo
+	if err := readJSON(filepath.Join(dir, jobFile), &job); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	var steps []Step
+	if err := readJSON(filepath.Join(dir, stepsFile), &steps); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	expected := job.Nodes
+	if len(expected) == 0 {
+		ents, err := os.ReadDir(filepath.Join(dir, nodesDir))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				expected = append(expected, e.Name())
+			}
+		}
+		if len(expected) == 0 {
+			return nil, fmt.Errorf("%s: no job.json and no node results: not a gdrcheck job directory", dir)
+		}
+	}
+	res := &reports.Results{Schema: reports.Schema, Tool: reports.Tool{Version: job.Version}, Started: job.Started}
+	if len(job.Config.Suites) > 0 {
+		res.Tool.Suites = job.Config.Suites
+	}
+	for _, name := range expected {
+		r, err := reports.Read(filepath.Join(dir, nodesDir, name, resultsFile))
+		if err != nil {
+			res.Nodes = append(res.Nodes, reports.Node{Name: name, Status: reports.NodeMissing, Reason: missingReason(dir, name, steps, note, err)})
+			continue
+		}
+		for _, n := range r.Nodes {
+			// Raw logs are relative to the node's own directory.
+			for i := range n.Runs {
+				if n.Runs[i].Log != "" {
+					n.Runs[i].Log = filepath.Join(nodesDir, name, n.Runs[i].Log)
+				}
+			}
+			res.Nodes = append(res.Nodes, n)
+		}
+		if res.Tool.Version == "" {
+			res.Tool.Version = r.Tool.Version
+		}
+		if res.Started.IsZero() || r.Started.Before(res.Started) {
+			res.Started = r.Started
+		}
+	}
+	if s, err := reports.Read(filepath.Join(dir, scaleFile)); err == nil {
+		res.Nodes = append(res.Nodes, s.Nodes...)
+		res.Runs = append(res.Runs, s.Runs...)
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	res.Finished = time.Now().UTC()
+	return res, nil
+}
+
+// missingReason says why a node has no results: what happened to the step
+// that should have produced them, and what the node printed last.
+func missingReason(dir, node string, steps []Step, note string, readErr error) string {
+	var parts []string
+	parts = append(parts, fmt.Sprintf("node %s never reported (%s)", node, shortErr(readErr)))
+	for _, s := range steps {
+		if s.Name != "node-suites" || !contains(s.Nodes, node) {
+			continue
+		}
+		switch {
+		case s.Finished.IsZero():
+			parts = append(parts, "the node-suites step was still running when the job ended")
+		case s.TimedOut:
+			parts = append(parts, fmt.Sprintf("the node-suites step hung and the watchdog stopped it after %s", s.Finished.Sub(s.Started).Round(time.Second)))
+		case s.Cancelled:
+			parts = append(parts, "the node-suites step was cancelled when the job was told to end")
+		case s.Error != "":
+			parts = append(parts, "the node-suites step failed: "+s.Error)
+		}
+	}
+	if note != "" {
+		parts = append(parts, note)
+	}
+	if tail := logTail(filepath.Join(dir, nodesDir, node+".log"), 3); tail != "" {
+		parts = append(parts, "last output: "+tail)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func shortErr(err error) string {
+	if errors.Is(err, os.ErrNotExist) {
+		return "no results.json"
+	}
+	return err.Error()
+}
+
+// logTail returns the last n non-empty lines of a file, joined.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var lines []string
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if s := strings.TrimSpace(string(l)); s != "" {
+			lines = append(lines, s)
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedNames(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// WriteReports writes the merged results.json and junit.xml into dir,
+// each atomically.
+func WriteReports(dir string, res *reports.Results, jo reports.JUnitOptions) error {
+	if err := res.Write(filepath.Join(dir, resultsFile)); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := reports.WriteJUnit(&buf, res, jo); err != nil {
+		return err
+	}
+	return reports.WriteFile(filepath.Join(dir, "junit.xml"), buf.Bytes())
+}
+
+// FailedNodes maps each node that failed or never reported to a short
+// reason, for draining.
+func FailedNodes(res *reports.Results) map[string]string {
+	out := map[string]string{}
+	for _, n := range res.Nodes {
+		if n.Name == AllocationNode {
+			continue
+		}
+		if n.Status != reports.NodeEvaluated {
+			out[n.Name] = n.Status + ": " + n.Reason
+			continue
+		}
+		for _, s := range n.Suites {
+			for _, sp := range s.Specs {
+				if sp.State != reports.StatePassed && sp.State != reports.StateSkipped && sp.State != reports.StatePending {
+					if _, ok := out[n.Name]; !ok {
+						out[n.Name] = s.Name + ": " + sp.Message
+					}
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+package slurm
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// DrainPrefix starts every drain reason gdrcheck writes, so it can tell
+// its own drains from everyone else's and never resume those.
+const DrainPrefix = "gdrcheck:"
+
+// drained says whether a node is drained or draining, and why.
+func drained(r Record) (bool, string) {
+	state := r["State"]
+	return strings.Contains(state, "DRAIN"), strings.TrimSpace(r["Reason"])
+}
+
+// DrainResult says what Drain did to one node.
+type DrainResult struct {
+	Node   string
+	Action string // drained, skipped
+	Why    string
+}
+
+// Drain drains the failed nodes with a reason "gdrcheck: <short reason>".
+// A node already drained for another reason is left alone (its reason is
+// someone's evidence); one drained by gdrcheck gets the new reason.
+func (c Client) Drain(ctx context.Context, failed map[string]string) ([]DrainResult, error) {
+	recs, err := c.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]Record{}
+	for _, r := range recs {
+		byName[r["NodeName"]] = r
+	}
+	var out []DrainResult
+	for _, name := range sortedNames(failed) {
+		r, ok := byName[name]
+		if !ok {
+			out = append(out, DrainResult{name, "skipped", "Slurm does not know the node"})
+			continue
+		}
+		if d, reason := drained(r); d && !strings.HasPrefix(reason, DrainPrefix) {
+			out = append(out, DrainResult{name, "skipped", "already drained by someone else: " + reason})
+			continue
+		}
+		reason := DrainPrefix + " " + shortReason(failed[name])
+		if _, err := c.run(ctx, nil, "scontrol", "update", "NodeName="+name, "State=DRAIN", "Reason="+reason); err != nil {
+			return out, err
+		}
+		out = append(out, DrainResult{name, "drained", reason})
+	}
+	return out, nil
+}
+
+// Undrain resumes only the nodes drained by gdrcheck; names limits it to
+// those nodes.
+func (c Client) Undrain(ctx context.Context, names []string) ([]DrainResult, error) {
+	recs, err := c.Nodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var out []DrainResult
+	for _, r := range recs {
+		name := r["NodeName"]
+		if len(want) > 0 && !want[name] {
+			continue
+		}
+		d, reason := drained(r)
+		switch {
+		case !d:
+			if want[name] {
+				out = append(out, DrainResult{name, "skipped", "not drained"})
+			}
+			continue
+		case !strings.HasPrefix(reason, DrainPrefix):
+			out = append(out, DrainResult{name, "skipped", "drained by someone else: " + reason})
+			continue
+		}
+		if _, err := c.run(ctx, nil, "scontrol", "update", "NodeName="+name, "State=RESUME"); err != nil {
+			return out, err
+		}
+		out = append(out, DrainResult{name, "resumed", reason})
+	}
+	return out, nil
+}
+
+// shortReason keeps a drain reason to one line Slurm accepts.
+func shortReason(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == '"' {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return fmt.Sprint(strings.TrimSpace(s))
+}

@@ -1,0 +1,286 @@
+package slurm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/harness/runner"
+	"github.com/gdrcheck/gdrcheck/reports"
+)
+
+// AllocationNode names the report entry of the job-level checks (the
+// multi-node collectives), which belong to no single node.
+const AllocationNode = "allocation"
+
+// Leader is the job inside the allocation: it runs in the batch step on
+// the first node and drives everything else with srun.
+type Leader struct {
+	Client          Client
+	Gdrcheck        string // this binary, as the nodes see it
+	Out             string // the job directory
+	JobID           string
+	NodeList        string // SLURM_JOB_NODELIST
+	Restart         int
+	Config          JobConfig
+	ContainerImage  string
+	ContainerMounts string
+	Progress        io.Writer
+	Version         string
+
+	steps []Step
+}
+
+func (l *Leader) logf(format string, a ...any) {
+	if l.Progress != nil {
+		fmt.Fprintf(l.Progress, "gdrcheck job: "+format+"\n", a...)
+	}
+}
+
+// Run runs the job. ctx is cancelled when the job is told to end (USR1
+// before the time limit, TERM on scancel): what runs is stopped and the
+// merged report is still written.
+func (l *Leader) Run(ctx context.Context) (*reports.Results, error) {
+	nodes, err := l.Client.Hostnames(context.Background(), l.NodeList)
+	if err != nil {
+		return nil, err
+	}
+	job := JobInfo{ID: l.JobID, Nodes: nodes, Started: time.Now().UTC(), Restart: l.Restart, Config: l.Config, Version: l.Version}
+	if err := writeJSON(filepath.Join(l.Out, jobFile), job); err != nil {
+		return nil, err
+	}
+	// A requeued job starts over: results of the earlier attempt would
+	// otherwise pass for this one's.
+	if l.Restart > 0 {
+		os.RemoveAll(filepath.Join(l.Out, nodesDir))
+		os.RemoveAll(filepath.Join(l.Out, filepath.Dir(scaleFile)))
+		l.logf("restart %d of job %s: earlier results removed", l.Restart, l.JobID)
+	}
+	if err := os.MkdirAll(filepath.Join(l.Out, nodesDir), 0o755); err != nil {
+		return nil, err
+	}
+
+	l.logf("node suites on %s", strings.Join(nodes, ","))
+	l.nodeSuites(ctx, nodes)
+
+	note := ""
+	if ctx.Err() != nil {
+		note = "the job was told to end (time limit near, or cancelled) before it finished"
+	} else if l.Config.Scaling && wantsNCCL(l.Config.Suites) {
+		if err := l.scale(ctx, nodes); err != nil {
+			l.logf("multi-node collectives: %v", err)
+		}
+	}
+	res, err := Collect(l.Out, note)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteReports(l.Out, res, reports.JUnitOptions{}); err != nil {
+		return nil, err
+	}
+	if l.Config.DrainOnFail {
+		failed := FailedNodes(res)
+		if len(failed) > 0 {
+			done, err := l.Client.Drain(context.Background(), failed)
+			for _, d := range done {
+				l.logf("%s %s: %s", d.Action, d.Node, d.Why)
+			}
+			if err != nil {
+				l.logf("draining: %v", err)
+			}
+		}
+	}
+	return res, nil
+}
+
+func wantsNCCL(suites []string) bool {
+	if len(suites) == 0 {
+		return true
+	}
+	for _, s := range suites {
+		if s == "collectives" || s == "negative" {
+			return true
+		}
+	}
+	return false
+}
+
+// srun runs one step, stopped by ctx or the watchdog with SIGTERM (srun
+// then cancels the step on every node), and records it in steps.json.
+func (l *Leader) srun(ctx context.Context, name string, nodes []string, timeout time.Duration, args []string, stdout io.Writer) Step {
+	s := Step{Name: name, Nodes: nodes, Command: append([]string{"srun"}, args...), Started: time.Now().UTC()}
+	l.steps = append(l.steps, s)
+	i := len(l.steps) - 1
+	_ = writeJSON(filepath.Join(l.Out, stepsFile), l.steps)
+
+	wctx := ctx
+	var cancel context.CancelFunc = func() {}
+	if timeout > 0 {
+		wctx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	cmd := exec.CommandContext(wctx, "srun", args...)
+	cmd.Env = append(os.Environ(), l.Client.Env...)
+	cmd.Stdout, cmd.Stderr = stdout, stdout
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	err := cmd.Run()
+	s.Finished = time.Now().UTC()
+	switch {
+	case ctx.Err() != nil:
+		s.Cancelled = true
+		s.Error = "cancelled: the job was told to end"
+	case wctx.Err() == context.DeadlineExceeded:
+		s.TimedOut = true
+		s.Error = fmt.Sprintf("watchdog: no end after %s", timeout)
+	case err != nil:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			s.ExitCode = ee.ExitCode()
+		}
+		s.Error = err.Error()
+	}
+	l.steps[i] = s
+	_ = writeJSON(filepath.Join(l.Out, stepsFile), l.steps)
+	return s
+}
+
+// nodeSuites fans the node suites out, one task per node, each writing its
+// own results.json; a task that fails does not stop the others.
+func (l *Leader) nodeSuites(ctx context.Context, nodes []string) {
+	args := []string{
+		"--nodes=" + strconv.Itoa(len(nodes)), "--ntasks=" + strconv.Itoa(len(nodes)), "--ntasks-per-node=1",
+		"--kill-on-bad-exit=0", "--output=" + filepath.Join(l.Out, nodesDir, "%N.log"),
+	}
+	if l.ContainerImage != "" {
+		mounts := l.Gdrcheck + ":" + l.Gdrcheck + "," + l.Out + ":" + l.Out
+		if l.ContainerMounts != "" {
+			mounts += "," + l.ContainerMounts
+		}
+		args = append(args, "--container-image="+l.ContainerImage, "--container-mounts="+mounts)
+	}
+	run := []string{l.Gdrcheck, "run", "-q", "--out", NodeOut(l.Out)}
+	c := l.Config
+	if len(c.Suites) > 0 {
+		run = append(run, "--suites", strings.Join(c.Suites, ","))
+	}
+	if c.NCCLTestsDir != "" {
+		run = append(run, "--nccl-tests-dir", c.NCCLTestsDir)
+	}
+	if c.BaselineDir != "" {
+		run = append(run, "--baseline-dir", c.BaselineDir)
+	}
+	if c.AllowMissingBaseline {
+		run = append(run, "--allow-missing-baseline")
+	}
+	timeout := c.StepTimeout
+	if timeout == 0 {
+		timeout = time.Hour
+	}
+	// The suites give up before the watchdog does, so a slow node still
+	// reports what it has.
+	run = append(run, "--timeout", (timeout * 9 / 10).String())
+	s := l.srun(ctx, "node-suites", nodes, timeout, append(args, run...), io.Discard)
+	if s.Error != "" {
+		l.logf("node suites: %s", s.Error)
+	}
+}
+
+// scale runs all_reduce across 1, 2, 4 ... N nodes from the leader, then
+// re-pairs the nodes when a multi-node run falls below the baseline.
+func (l *Leader) scale(ctx context.Context, nodes []string) error {
+	first, err := l.firstNode(nodes)
+	if err != nil {
+		return err
+	}
+	gpus := l.Config.GPUsPerNode
+	var ev node.Evidence
+	if err := json.Unmarshal(first.Evidence, &ev); err == nil && gpus == 0 {
+		gpus = len(ev.GPUs)
+	}
+	if gpus == 0 {
+		gpus = 1
+	}
+	var b *baseline.Baseline
+	store, err := loadStore(l.Config.BaselineDir)
+	if err != nil {
+		return err
+	}
+	b, berr := store.Match(runner.BaselineFacts(&ev, ""))
+
+	if err := os.MkdirAll(filepath.Join(l.Out, filepath.Dir(scaleFile)), 0o755); err != nil {
+		return err
+	}
+	sc := &scaling{l: l, gpus: gpus, baseline: b, baselineErr: berr}
+	for _, k := range nodeCounts(len(nodes)) {
+		if ctx.Err() != nil {
+			break
+		}
+		sc.run(ctx, "scale", nodes[:k])
+	}
+	if ctx.Err() == nil && len(nodes) >= 3 && sc.belowBaseline() {
+		for _, pairs := range pairings(nodes) {
+			for _, p := range pairs {
+				if ctx.Err() == nil {
+					sc.run(ctx, "pairwise", p)
+				}
+			}
+		}
+	}
+	return sc.write()
+}
+
+func (l *Leader) firstNode(nodes []string) (reports.Node, error) {
+	for _, n := range nodes {
+		r, err := reports.Read(filepath.Join(l.Out, nodesDir, n, resultsFile))
+		if err == nil && len(r.Nodes) > 0 && r.Nodes[0].Status == reports.NodeEvaluated {
+			return r.Nodes[0], nil
+		}
+	}
+	return reports.Node{}, fmt.Errorf("no node reported evidence to size the multi-node runs")
+}
+
+func loadStore(dir string) (*baseline.Store, error) {
+	if dir == "" {
+		return baseline.Shipped()
+	}
+	return baseline.Load(dir)
+}
+
+// nodeCounts are 1, 2, 4 ... up to n, and n itself.
+func nodeCounts(n int) []int {
+	var out []int
+	for k := 1; k < n; k *= 2 {
+		out = append(out, k)
+	}
+	return append(out, n)
+}
+
+// pairings are two rounds of disjoint pairs: neighbours, then shifted by
+// one, so each node meets two partners and a node slow with both is the
+// one to blame.
+func pairings(nodes []string) [][][]string {
+	var rounds [][][]string
+	for shift := 0; shift < 2; shift++ {
+		var pairs [][]string
+		for i := shift; i+1 < len(nodes)+shift; i += 2 {
+			a, b := nodes[i%len(nodes)], nodes[(i+1)%len(nodes)]
+			if a != b {
+				pairs = append(pairs, []string{a, b})
+			}
+		}
+		rounds = append(rounds, pairs)
+	}
+	return rounds
+}

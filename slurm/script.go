@@ -1,0 +1,224 @@
+package slurm
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// Submission is what `gdrcheck submit` asks of Slurm: the allocation and
+// what the job does in it.
+type Submission struct {
+	// Allocation.
+	Nodes         int
+	Partition     string
+	Account       string
+	QOS           string
+	Time          string // sbatch --time
+	Reservation   string
+	Constraint    string
+	GPUsPerNode   int
+	Exclusive     bool
+	SbatchArgs    []string // extra --option[=value] words
+	JobName       string
+	SignalSeconds int // USR1 this long before the time limit, so the report is written
+
+	// The job.
+	Gdrcheck        string // path of the gdrcheck binary on the nodes
+	Out             string // results directory on a shared filesystem; job-<id> goes below it
+	Job             JobConfig
+	ContainerImage  string // pyxis --container-image for the node suites
+	ContainerMounts string // pyxis --container-mounts
+}
+
+// optionWord is an extra sbatch option: --name or --name=value, with no
+// whitespace or quotes, so it is safe on an #SBATCH line as Slurm parses
+// them.
+var optionWord = regexp.MustCompile(`^--[a-z][a-z0-9-]*(=[^\s'"\\]+)?$`)
+
+// Validate refuses anything that could change the script's meaning or
+// that Slurm would reject, naming the flag and the value.
+func (s *Submission) Validate() error {
+	if s.Nodes < 1 {
+		return fmt.Errorf("--nodes %d: at least 1", s.Nodes)
+	}
+	for flag, v := range map[string]string{"partition": s.Partition, "account": s.Account, "qos": s.QOS, "reservation": s.Reservation, "job-name": s.JobName} {
+		if err := checkName(flag, v); err != nil {
+			return err
+		}
+	}
+	if s.Time != "" && !slurmTime.MatchString(s.Time) {
+		return fmt.Errorf("--time %q: not a Slurm time limit (minutes, H:M:S, D-H:M:S)", s.Time)
+	}
+	if s.Constraint != "" && !slurmConstraint.MatchString(s.Constraint) {
+		return fmt.Errorf("--constraint %q: only feature names and & | , [ ] ( ) * are allowed", s.Constraint)
+	}
+	if s.GPUsPerNode < 0 {
+		return fmt.Errorf("--gpus-per-node %d: cannot be negative", s.GPUsPerNode)
+	}
+	for _, a := range s.SbatchArgs {
+		if !optionWord.MatchString(a) {
+			return fmt.Errorf("--sbatch-arg %q: must be one --option or --option=value without spaces or quotes", a)
+		}
+	}
+	for flag, v := range map[string]string{"gdrcheck": s.Gdrcheck, "out": s.Out, "container-image": s.ContainerImage, "container-mounts": s.ContainerMounts} {
+		if err := checkWord(flag, v); err != nil {
+			return err
+		}
+	}
+	if s.Gdrcheck == "" || s.Out == "" {
+		return fmt.Errorf("the gdrcheck path and --out are required")
+	}
+	return s.Job.Validate()
+}
+
+// SbatchArgv is the sbatch command line that submits the script (read
+// from standard input). Options are separate argv words: no shell sees
+// them.
+func (s *Submission) SbatchArgv() []string {
+	return []string{"sbatch", "--parsable", "--output=" + strings.TrimSuffix(s.Out, "/") + "/slurm-%j.out"}
+}
+
+var script = template.Must(template.New("sbatch").Parse(`#!/bin/bash
+# gdrcheck {{.Version}}: one allocation, node suites on every node, then the
+# multi-node collectives from the leader; the merged report is written on
+# any exit, and on USR1 {{.Signal}} s before the time limit.
+# Submit with: {{.Submit}} < this-script
+#SBATCH --job-name={{.JobName}}
+#SBATCH --nodes={{.Nodes}}
+#SBATCH --ntasks-per-node=1
+{{- range .Options}}
+#SBATCH {{.}}
+{{- end}}
+#SBATCH --signal=B:USR1@{{.Signal}}
+exec {{.Exec}}
+`))
+
+// Render writes the batch script. The batch step execs `gdrcheck job`,
+// which receives USR1 itself: it cancels what runs and writes the report.
+func (s *Submission) Render(version string) (string, error) {
+	if err := s.Validate(); err != nil {
+		return "", err
+	}
+	if s.Job.GPUsPerNode == 0 {
+		s.Job.GPUsPerNode = s.GPUsPerNode
+	}
+	var opts []string
+	add := func(k, v string) {
+		if v != "" {
+			opts = append(opts, k+"="+v)
+		}
+	}
+	add("--partition", s.Partition)
+	add("--account", s.Account)
+	add("--qos", s.QOS)
+	add("--time", s.Time)
+	add("--reservation", s.Reservation)
+	add("--constraint", s.Constraint)
+	if s.GPUsPerNode > 0 {
+		add("--gpus-per-node", strconv.Itoa(s.GPUsPerNode))
+	}
+	if s.Exclusive {
+		opts = append(opts, "--exclusive")
+	}
+	opts = append(opts, s.SbatchArgs...)
+	name := s.JobName
+	if name == "" {
+		name = "gdrcheck"
+	}
+	sig := s.SignalSeconds
+	if sig <= 0 {
+		sig = 120
+	}
+	execLine := []string{Quote(s.Gdrcheck), "job", "--out", Quote(strings.TrimSuffix(s.Out, "/")) + `/job-"$SLURM_JOB_ID"`}
+	for _, a := range s.Job.Args() {
+		execLine = append(execLine, Quote(a))
+	}
+	if s.ContainerImage != "" {
+		execLine = append(execLine, "--container-image", Quote(s.ContainerImage))
+	}
+	if s.ContainerMounts != "" {
+		execLine = append(execLine, "--container-mounts", Quote(s.ContainerMounts))
+	}
+	var submit []string
+	for _, a := range s.SbatchArgv() {
+		submit = append(submit, Quote(a))
+	}
+	var b bytes.Buffer
+	err := script.Execute(&b, map[string]any{
+		"Version": version, "JobName": name, "Nodes": s.Nodes, "Options": opts, "Signal": sig,
+		"Exec": strings.Join(execLine, " "), "Submit": strings.Join(submit, " "),
+	})
+	return b.String(), err
+}
+
+// JobConfig is what the job does inside the allocation; it travels as
+// `gdrcheck job` flags.
+type JobConfig struct {
+	Suites               []string
+	NCCLTestsDir         string
+	BaselineDir          string
+	GPUsPerNode          int           // ranks per node for the multi-node collectives
+	StepTimeout          time.Duration // watchdog of the node suites step
+	NCCLSrunArgs         []string      // e.g. --mpi=pmix for MPI-built nccl-tests
+	Scaling              bool          // run the multi-node collectives
+	DrainOnFail          bool
+	AllowMissingBaseline bool
+}
+
+// Validate checks the job's values.
+func (c JobConfig) Validate() error {
+	for flag, v := range map[string]string{"nccl-tests-dir": c.NCCLTestsDir, "baseline-dir": c.BaselineDir} {
+		if err := checkWord(flag, v); err != nil {
+			return err
+		}
+	}
+	for _, a := range c.NCCLSrunArgs {
+		if !optionWord.MatchString(a) {
+			return fmt.Errorf("--nccl-srun-arg %q: must be one --option or --option=value", a)
+		}
+	}
+	for _, s := range c.Suites {
+		if err := checkName("suites", s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Args renders the config as `gdrcheck job` flags, unquoted.
+func (c JobConfig) Args() []string {
+	var a []string
+	if len(c.Suites) > 0 {
+		a = append(a, "--suites", strings.Join(c.Suites, ","))
+	}
+	if c.NCCLTestsDir != "" {
+		a = append(a, "--nccl-tests-dir", c.NCCLTestsDir)
+	}
+	if c.BaselineDir != "" {
+		a = append(a, "--baseline-dir", c.BaselineDir)
+	}
+	if c.GPUsPerNode > 0 {
+		a = append(a, "--gpus-per-node", strconv.Itoa(c.GPUsPerNode))
+	}
+	if c.StepTimeout > 0 {
+		a = append(a, "--step-timeout", c.StepTimeout.String())
+	}
+	for _, s := range c.NCCLSrunArgs {
+		a = append(a, "--nccl-srun-arg", s)
+	}
+	if !c.Scaling {
+		a = append(a, "--scaling=false")
+	}
+	if c.DrainOnFail {
+		a = append(a, "--drain-on-fail")
+	}
+	if c.AllowMissingBaseline {
+		a = append(a, "--allow-missing-baseline")
+	}
+	return a
+}
