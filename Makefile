@@ -65,3 +65,23 @@ run: build
 
 clean:
 	rm -rf bin out
+
+# The HTML report in headless Chromium (issue 6 acceptance): renders
+# out/report.html from a results.json (the recorded 2 x H200 run by default)
+# and screenshots it to out/report.png. Installs Debian's chromium when it
+# is missing; `make test` never needs it.
+REPORT_RESULTS ?= fixtures/results/h200x2-nv18-collectives-negative.results.json
+CHROMIUM       ?= chromium
+.PHONY: report-screenshot
+report-screenshot: build
+	@command -v $(CHROMIUM) >/dev/null 2>&1 || { \
+		echo "installing: chromium"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
+	mkdir -p out
+	$(BIN) report $(REPORT_RESULTS) --format html --out out/report.html || [ $$? -eq 1 ]
+	profile=$$(mktemp -d) && trap 'rm -rf "$$profile"' EXIT && \
+	timeout 120 $(CHROMIUM) --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+		--disable-background-networking --disable-component-update --disable-sync \
+		--user-data-dir=$$profile --window-size=1400,2400 --hide-scrollbars \
+		--screenshot=out/report.png file://$(abspath out/report.html)
+	@echo "screenshot: out/report.png"

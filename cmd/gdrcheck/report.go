@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gdrcheck/gdrcheck/reports"
+)
+
+// Formats gdrcheck report writes besides the tables.
+const (
+	formatHTML  = "html"
+	formatJUnit = "junit"
+)
+
+type reportOptions struct {
+	format  string
+	out     string
+	tcProps bool
+}
+
+func newReportCmd() *cobra.Command {
+	r := &reportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report DIR|results.json",
+		Short: "Rebuild a report (tables, HTML, JUnit) from results.json",
+		Long: `Report rebuilds any view of a run from its results.json alone, on any
+machine: the tables gdrcheck run prints (text or markdown), one
+self-contained HTML page with plots that opens offline, or the JUnit for
+Jenkins. DIR is a directory holding results.json (gdrcheck run --out DIR),
+or the path of a results.json.
+
+  gdrcheck report gdrcheck-results --format html --out report.html
+
+--out writes the file atomically; the default is standard output.
+
+Exit 0 when the results passed, 1 when they record a failed spec, 2 when
+they record a node that could not be evaluated, or results.json is missing
+or unreadable.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return r.run(cmd, args[0]) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&r.format, "format", reports.FormatText, "text, markdown, html or junit")
+	f.StringVarP(&r.out, "out", "o", "", "write the report to `FILE` (atomically) instead of standard output")
+	f.BoolVar(&r.tcProps, "junit-testcase-properties", false, "add <properties> to JUnit testcases (Jenkins JUnit plugin keepProperties; not valid xUnit junit-10.xsd)")
+	return cmd
+}
+
+func (r *reportOptions) run(cmd *cobra.Command, arg string) error {
+	switch r.format {
+	case reports.FormatText, reports.FormatMarkdown, formatHTML, formatJUnit:
+	default:
+		return &exitError{code: reports.ExitUnevaluable, err: fmt.Errorf("--format %q: want text, markdown, html or junit", r.format)}
+	}
+	path := resultsPath(arg)
+	res, err := reports.Read(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("reading %q: no such file (gdrcheck run --out DIR writes DIR/results.json)", path)
+		}
+		return &exitError{code: reports.ExitUnevaluable, err: err}
+	}
+	var buf bytes.Buffer
+	switch r.format {
+	case formatHTML:
+		err = reports.WriteHTML(&buf, res)
+	case formatJUnit:
+		err = reports.WriteJUnit(&buf, res, reports.JUnitOptions{TestcaseProperties: r.tcProps})
+	default:
+		err = printTables(&buf, res, r.format)
+	}
+	if err != nil {
+		return &exitError{code: reports.ExitUnevaluable, err: err}
+	}
+	if r.out == "" {
+		if _, err := cmd.OutOrStdout().Write(buf.Bytes()); err != nil {
+			return &exitError{code: reports.ExitUnevaluable, err: err}
+		}
+	} else {
+		if err := reports.WriteFile(r.out, buf.Bytes()); err != nil {
+			return &exitError{code: reports.ExitUnevaluable, err: fmt.Errorf("--out: %w", err)}
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s report of %s: %s\n", r.format, path, r.out)
+	}
+	if code := res.ExitCode(); code != reports.ExitPassed {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// resultsPath is DIR/results.json for a directory, else the path itself.
+func resultsPath(arg string) string {
+	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
+		return filepath.Join(arg, "results.json")
+	}
+	return arg
+}
