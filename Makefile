@@ -4,6 +4,7 @@
 #   make run    the main job on the embedded default (see README)
 #   make build  bin/gdrcheck
 #   make bench  benchmarks (figures go in issue notes, not in timed tests)
+#   make report-screenshot  render the HTML report in headless Chromium
 
 SHELL := /bin/bash
 export PATH := /usr/local/go/bin:$(PATH)
@@ -56,12 +57,11 @@ fixtures/nodes/%: fixtures/nodes/%.ttar
 fixtures-update:
 	$(GO) run ./fixtures/gen -out fixtures/nodes
 
-# Until the Slurm job lands, the main job is `gdrcheck run` on the recorded
-# 2 x H200 node.
-RUN_NODE ?= fixtures/nodes/h200x2-nv18-vm.ttar
+# The main job on the embedded default: a 4-node job on the local Slurm
+# cluster (Debian's slurm-wlm on loopback), each node replaying the
+# recorded 2 x H200 node and nccl-tests runs recorded on it.
 run: build
-	@echo "make run: no Slurm job yet; running every node suite on the recorded node $(RUN_NODE)"
-	$(BIN) run --host-root $(RUN_NODE) --out out/run
+	slurm/localcluster/make-run.sh
 
 clean:
 	rm -rf bin out

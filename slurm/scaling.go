@@ -31,7 +31,8 @@ func MultiNodeMetric(k int) string { return fmt.Sprintf("nccl.all_reduce.busbw.n
 // node.
 func (s *scaling) run(ctx context.Context, suite string, nodes []string) {
 	l := s.l
-	launcher := []string{"srun", "--nodes=" + strconv.Itoa(len(nodes)), "--ntasks-per-node=" + strconv.Itoa(s.gpus),
+	// Explicit task counts: a step otherwise inherits the job's.
+	launcher := []string{"srun", "--nodes=" + strconv.Itoa(len(nodes)), "--ntasks=" + strconv.Itoa(len(nodes)*s.gpus), "--ntasks-per-node=" + strconv.Itoa(s.gpus),
 		"--nodelist=" + strings.Join(nodes, ","), "--kill-on-bad-exit=1"}
 	launcher = append(launcher, l.Config.NCCLSrunArgs...)
 	// GDRCHECK_RUN_NODES tells wrappers (and the test stand-ins) how many

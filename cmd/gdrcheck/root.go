@@ -38,7 +38,7 @@ Exit codes (every command that evaluates a node):
 		root = "/"
 	}
 	cmd.PersistentFlags().StringVar(&o.hostRoot, "host-root", root, "read sysfs and procfs under `DIR` (DIR/sys, DIR/proc) instead of /; a recorded node (gdrcheck snapshot) as a directory or a .ttar archive; default $GDRCHECK_HOST_ROOT, else /")
-	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd(), newBaselineCmd(), newSubmitCmd(), newJobCmd(), newCollectCmd(), newUndrainCmd())
+	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd(), newBaselineCmd(), newSubmitCmd(), newJobCmd(), newCollectCmd(), newUndrainCmd(), newReportCmd())
 	return cmd
 }
 

@@ -132,7 +132,7 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	if err := printTables(stdout, res, r.format); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "JUnit:   %s\nResults: %s\n", filepath.Join(r.out, "junit.xml"), filepath.Join(r.out, "results.json"))
+	printPaths(stdout, r.out)
 	if code := res.ExitCode(); code != reports.ExitPassed {
 		return &exitError{code: code}
 	}
@@ -185,7 +185,14 @@ func writeReports(dir string, res *reports.Results, jo reports.JUnitOptions) err
 	if err := reports.WriteJUnit(&buf, res, jo); err != nil {
 		return err
 	}
-	return reports.WriteFile(filepath.Join(dir, "junit.xml"), buf.Bytes())
+	if err := reports.WriteFile(filepath.Join(dir, "junit.xml"), buf.Bytes()); err != nil {
+		return err
+	}
+	buf.Reset()
+	if err := reports.WriteHTML(&buf, res); err != nil {
+		return err
+	}
+	return reports.WriteFile(filepath.Join(dir, "report.html"), buf.Bytes())
 }
 
 func printTables(w io.Writer, res *reports.Results, format string) error {
@@ -220,4 +227,9 @@ func nodeNameFor(flag string) string {
 	}
 	h, _ := os.Hostname()
 	return h
+}
+
+// printPaths says where the reports are.
+func printPaths(w io.Writer, dir string) {
+	fmt.Fprintf(w, "JUnit:   %s\nResults: %s\nHTML:    %s\n", filepath.Join(dir, "junit.xml"), filepath.Join(dir, "results.json"), filepath.Join(dir, "report.html"))
 }

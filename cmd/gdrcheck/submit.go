@@ -94,7 +94,7 @@ node could not be evaluated or never reported.`,
 	f.StringVar(&s.Reservation, "reservation", "", "Slurm reservation")
 	f.StringVarP(&s.Constraint, "constraint", "C", "", "node features (sbatch --constraint)")
 	f.IntVar(&s.GPUsPerNode, "gpus-per-node", 0, "GPUs to request per node, and ranks per node for the multi-node collectives (default: the GPUs the first node reports)")
-	f.BoolVar(&s.Exclusive, "exclusive", false, "request whole nodes")
+	f.BoolVar(&s.Exclusive, "exclusive", true, "request whole nodes: benchmarks need them, and the multi-node steps start one rank per GPU")
 	f.StringArrayVar(&s.SbatchArgs, "sbatch-arg", nil, "extra sbatch option, one --option[=value] per flag (repeatable)")
 	f.StringVar(&s.JobName, "job-name", "gdrcheck", "job name")
 	f.IntVar(&s.SignalSeconds, "signal-seconds", 120, "send the job USR1 this long before its time limit, so it writes the report")
@@ -169,7 +169,7 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 	if err := printTables(w, res, format); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "JUnit:   %s\nResults: %s\n", filepath.Join(dir, "junit.xml"), filepath.Join(dir, "results.json"))
+	printPaths(w, dir)
 	if code := res.ExitCode(); code != reports.ExitPassed {
 		return &exitError{code: code}
 	}

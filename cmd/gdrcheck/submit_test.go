@@ -157,6 +157,9 @@ func TestJobOnFourNodesReportsExactlyTheBrokenNodeAndScales(t *testing.T) {
 	for _, run := range res.Runs {
 		if run.Suite == "scale" {
 			counts = append(counts, strconv.Itoa(len(run.Nodes)))
+			if run.Error != "" || len(run.Points) == 0 {
+				t.Errorf("scaling run on %d nodes: %q, %d points", len(run.Nodes), run.Error, len(run.Points))
+			}
 		}
 	}
 	if strings.Join(counts, ",") != "1,2,4" {
