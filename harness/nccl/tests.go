@@ -2,6 +2,7 @@ package nccl
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,15 @@ import (
 // recognise, so callers can tell an empty or foreign file from a broken one.
 var ErrNoData = errors.New("no recognisable output")
 
+// What ParseTests keeps of lines that are not table rows. Rows are the
+// result and are all kept; the rest is capped so that a long or damaged
+// output cannot grow the result without bound.
+const (
+	maxUnparsed = 64    // TestsResult.Unparsed
+	maxFailures = 256   // TestsResult.Failures
+	maxDevices  = 16384 // TestsResult.Devices
+)
+
 // TestsResult is one nccl-tests run, from its text output or its -J JSON.
 type TestsResult struct {
 	Collective   string    `json:"collective"`              // "# Collective test starting: X", or the binary in the JSON args
@@ -25,10 +35,25 @@ type TestsResult struct {
 	Rows         []Row     `json:"rows"`                    // the result table, in output order
 	OutOfBounds  *int      `json:"out_of_bounds"`           // "# Out of bounds values : N OK|FAILED"; nil when the line is missing
 	AvgBusBW     *float64  `json:"avg_busbw"`               // "# Avg bus bandwidth : X" in GB/s; nil when missing
-	Failures     []Failure `json:"failures"`                // "Test NCCL|CUDA failure", "Test failure", "# error:"
-	// Unparsed keeps lines that started like a table row but did not parse,
-	// so damage in a recording is visible instead of silently dropped.
+	Failures     []Failure `json:"failures"`                // "Test NCCL|CUDA failure", "Test failure", "# error:"; the first 256
+	// Unparsed keeps the first 64 lines that started like a table row but
+	// did not parse, so damage in a recording is visible instead of
+	// silently dropped.
 	Unparsed []string `json:"unparsed,omitempty"`
+
+	// Lines past the caps on Devices, Failures and Unparsed are counted
+	// here instead of kept.
+	DevicesOmitted  int `json:"devices_omitted,omitempty"`
+	FailuresOmitted int `json:"failures_omitted,omitempty"`
+	UnparsedOmitted int `json:"unparsed_omitted,omitempty"`
+
+	// Partial is set when the output does not hold a whole run: the text
+	// ends mid-line, its table stops without the footer, or it has
+	// neither a row nor a failure (ParseTests); the -J JSON breaks off
+	// (ParseTestsJSON). PartialReason says which, in one or more short
+	// sentences joined by "; ". What was read is still returned.
+	Partial       bool   `json:"partial"`
+	PartialReason string `json:"partial_reason,omitempty"`
 }
 
 // Device is one "#  Rank N Group G Pid P on HOST device D [BUSID] NAME" line.
@@ -116,7 +141,7 @@ func (t *TestsResult) LargeSizeBusBW(minSize int64) (float64, bool) {
 // Failed reports whether nccl-tests itself saw a problem: a failure line,
 // out-of-bounds values, or wrong elements in any row.
 func (t *TestsResult) Failed() bool {
-	if len(t.Failures) > 0 || (t.OutOfBounds != nil && *t.OutOfBounds > 0) {
+	if len(t.Failures) > 0 || t.FailuresOmitted > 0 || (t.OutOfBounds != nil && *t.OutOfBounds > 0) {
 		return true
 	}
 	for _, r := range t.Rows {
@@ -126,6 +151,9 @@ func (t *TestsResult) Failed() bool {
 	}
 	return false
 }
+
+// ncclVersionText is checked before ncclVersionRe runs on a line.
+var ncclVersionText = []byte("NCCL version")
 
 var (
 	testsVersionRe = regexp.MustCompile(`^#\s*nccl-tests version (\S+)(?:.*nccl-library=(\d+))?`)
@@ -178,32 +206,55 @@ func parseHeader(line string) (layout, bool) {
 	return l, true
 }
 
-// ParseTests reads the text output of an nccl-tests binary.
+// ParseTests reads the text output of an nccl-tests binary. It streams:
+// memory holds the rows and a bounded amount of everything else, however
+// long the output.
+//
+// The result is marked Partial, with the reason, when:
+//   - the output ends mid-line: the cut line is not read, since a cut
+//     number reads as a different number;
+//   - a line is longer than 1 MiB (binary garbage): it is skipped;
+//   - rows follow the last "# Avg bus bandwidth" line, or there is none:
+//     nccl-tests prints "# Out of bounds values" and "# Avg bus bandwidth"
+//     after every table, so the run stopped or the output was trimmed;
+//   - there is no row and no failure line: the run stopped before its
+//     table, or this is an excerpt.
+//
+// Input with no nccl-tests line at all is an error wrapping ErrNoData.
 func ParseTests(r io.Reader) (*TestsResult, error) {
 	res := &TestsResult{Devices: []Device{}, Rows: []Row{}, Failures: []Failure{}}
 	lay := defaultLayout
 	var libraryCode string
 	seen := false
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if m := ncclVersionRe.FindStringSubmatch(line); m != nil && res.NCCLVersion == "" {
-			res.NCCLVersion, res.CUDAVersion, seen = m[1], m[2], true
-			continue
+	rowsOpen, footers := 0, 0 // rows since the last "# Avg bus bandwidth" line, and those lines
+	lr := newLineReader(r)
+	for {
+		b, ok := lr.next()
+		if !ok {
+			break
 		}
-		if isLogLine(line) {
+		if res.NCCLVersion == "" && bytes.Contains(b, ncclVersionText) {
+			if m := ncclVersionRe.FindSubmatch(b); m != nil {
+				res.NCCLVersion, res.CUDAVersion, seen = string(m[1]), string(m[2]), true
+				continue
+			}
+		}
+		if isLogLine(b) {
 			continue // NCCL's own log, interleaved with the table
 		}
+		line := string(b)
 		trimmed := strings.TrimSpace(line)
 		if strings.HasPrefix(trimmed, "#") {
 			if parseTestsComment(trimmed, res, &lay, &libraryCode) {
 				seen = true
+				if avgBusBWRe.MatchString(trimmed) {
+					rowsOpen, footers = 0, footers+1
+				}
 			}
 			continue
 		}
 		if f, ok := parseFailure(line); ok {
-			res.Failures = append(res.Failures, f)
+			res.addFailure(f)
 			seen = true
 			continue
 		}
@@ -216,14 +267,19 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 		}
 		row, ok := parseRow(fields, lay)
 		if !ok {
-			res.Unparsed = append(res.Unparsed, line)
+			if len(res.Unparsed) < maxUnparsed {
+				res.Unparsed = append(res.Unparsed, line)
+			} else {
+				res.UnparsedOmitted++
+			}
 			continue
 		}
 		res.Rows = append(res.Rows, row)
+		rowsOpen++
 		seen = true
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading nccl-tests output: %w", err)
+	if lr.err != nil {
+		return nil, fmt.Errorf("reading nccl-tests output: %w", lr.err)
 	}
 	if !seen {
 		return nil, fmt.Errorf("parsing nccl-tests output: %w", ErrNoData)
@@ -231,7 +287,110 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 	if res.NCCLVersion == "" && libraryCode != "" {
 		res.NCCLVersion = versionFromCode(libraryCode)
 	}
+	reasons := lr.partialReasons("output")
+	switch {
+	case rowsOpen > 0 && footers == 0:
+		reasons = append(reasons, fmt.Sprintf(`the table stops after %d rows without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, rowsOpen))
+	case rowsOpen > 0:
+		reasons = append(reasons, fmt.Sprintf(`the last table stops after %d rows without its "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, rowsOpen))
+	case len(res.Rows) == 0 && len(res.Failures) == 0:
+		reasons = append(reasons, "no result row and no failure line: the run stopped before its table or the output is an excerpt")
+	}
+	res.setPartial(reasons)
 	return res, nil
+}
+
+// addFailure keeps f, or counts it once the cap is reached.
+func (t *TestsResult) addFailure(f Failure) {
+	if len(t.Failures) < maxFailures {
+		t.Failures = append(t.Failures, f)
+		return
+	}
+	t.FailuresOmitted++
+}
+
+func (t *TestsResult) setPartial(reasons []string) {
+	if len(reasons) > 0 {
+		t.Partial, t.PartialReason = true, strings.Join(reasons, "; ")
+	}
+}
+
+// Line reading, shared by ParseTests and ParseLog.
+const (
+	readBufSize = 64 << 10 // bytes read at a time
+	maxLineLen  = 1 << 20  // longer lines are skipped, not held
+)
+
+// lineReader yields lines without their "\n" or "\r\n", reusing its
+// buffers, so a line is only valid until the next call. It holds at most
+// one line of up to maxLineLen bytes, skips longer ones, and does not yield
+// a last line that lacks its newline: that line was cut, and a cut line
+// ("via NET/IB/0/GDR") can read as something else.
+type lineReader struct {
+	br      *bufio.Reader
+	long    []byte // a line longer than the read buffer, assembled
+	over    bool   // the line being read is over maxLineLen and is dropped
+	cut     bool   // the input ended without a newline after its last line
+	skipped int    // lines over maxLineLen
+	err     error  // a read error other than io.EOF
+}
+
+func newLineReader(r io.Reader) *lineReader {
+	return &lineReader{br: bufio.NewReaderSize(r, readBufSize)}
+}
+
+// next returns the next line, or false at the end of the input or on a
+// read error (then in err).
+func (l *lineReader) next() ([]byte, bool) {
+	for {
+		b, err := l.br.ReadSlice('\n')
+		switch err {
+		case nil:
+			if l.over {
+				l.over, l.skipped = false, l.skipped+1
+				continue
+			}
+			if len(l.long) > 0 {
+				b = append(l.long, b...)
+				l.long = b[:0]
+			}
+			b = b[:len(b)-1]
+			if n := len(b); n > 0 && b[n-1] == '\r' {
+				b = b[:n-1]
+			}
+			return b, true
+		case bufio.ErrBufferFull:
+			switch {
+			case l.over:
+			case len(l.long)+len(b) > maxLineLen:
+				l.over, l.long = true, nil
+			default:
+				l.long = append(l.long, b...)
+			}
+			continue
+		case io.EOF:
+			l.cut = l.cut || len(b) > 0 || len(l.long) > 0 || l.over
+		default:
+			l.err = err
+		}
+		l.long = nil
+		return nil, false
+	}
+}
+
+// partialReasons says what the reader could not read; what names the input.
+func (l *lineReader) partialReasons(what string) []string {
+	var r []string
+	if l.cut {
+		r = append(r, fmt.Sprintf("the %s ends mid-line; the cut line was not read", what))
+	}
+	switch {
+	case l.skipped == 1:
+		r = append(r, "1 line longer than 1 MiB was skipped")
+	case l.skipped > 1:
+		r = append(r, fmt.Sprintf("%d lines longer than 1 MiB were skipped", l.skipped))
+	}
+	return r
 }
 
 // parseTestsComment handles one "#" line and reports whether it was one
@@ -248,6 +407,10 @@ func parseTestsComment(line string, res *TestsResult, lay *layout, libraryCode *
 		return true
 	}
 	if m := deviceRe.FindStringSubmatch(line); m != nil {
+		if len(res.Devices) >= maxDevices {
+			res.DevicesOmitted++
+			return true
+		}
 		res.Devices = append(res.Devices, Device{
 			Rank: atoi(m[1]), Group: atoi(m[2]), PID: atoi(m[3]), Host: m[4],
 			Device: atoi(m[5]), BusID: m[6], Name: m[7],
@@ -267,7 +430,7 @@ func parseTestsComment(line string, res *TestsResult, lay *layout, libraryCode *
 		return true
 	}
 	if m := lastErrorRe.FindStringSubmatch(line); m != nil {
-		res.Failures = append(res.Failures, Failure{Kind: "error", Message: m[1]})
+		res.addFailure(Failure{Kind: "error", Message: m[1]})
 		return true
 	}
 	if l, ok := parseHeader(line); ok {
@@ -278,6 +441,9 @@ func parseTestsComment(line string, res *TestsResult, lay *layout, libraryCode *
 }
 
 func parseFailure(line string) (Failure, bool) {
+	if !strings.Contains(line, "Test ") {
+		return Failure{}, false
+	}
 	if m := traceFailRe.FindStringSubmatch(line); m != nil {
 		return Failure{Kind: "test", Host: m[1], PID: atoi(m[2]), Where: m[3]}, true
 	}
@@ -351,8 +517,9 @@ func parsePlacement(f []string, count bool) (time, algbw, busbw float64, wrong *
 }
 
 // isLogLine reports whether line is NCCL's own debug output.
-func isLogLine(line string) bool {
-	return strings.Contains(line, " NCCL INFO") || strings.Contains(line, " NCCL WARN") || strings.Contains(line, " NCCL TRACE")
+func isLogLine(line []byte) bool {
+	_, _, _, ok := splitLogLine(line)
+	return ok
 }
 
 // versionFromCode turns NCCL_VERSION_CODE (22803) into "2.28.3". Codes from

@@ -26,15 +26,7 @@ type testsJSON struct {
 			DeviceInfo string `json:"device_info"`
 		} `json:"devices"`
 	} `json:"config"`
-	Results []struct {
-		Size       int64           `json:"size"`
-		Count      int64           `json:"count"`
-		Type       string          `json:"type"`
-		RedOp      string          `json:"redop"`
-		Root       json.RawMessage `json:"root"`
-		OutOfPlace *jsonPlacement  `json:"out_of_place"`
-		InPlace    *jsonPlacement  `json:"in_place"`
-	} `json:"results"`
+	Results     []jsonResult `json:"results"`
 	OutOfBounds *struct {
 		Count int `json:"count"`
 	} `json:"out_of_bounds"`
@@ -42,6 +34,16 @@ type testsJSON struct {
 		Bandwidth float64 `json:"bandwidth"`
 	} `json:"average_bus_bandwidth"`
 	Errors []string `json:"errors"`
+}
+
+type jsonResult struct {
+	Size       int64           `json:"size"`
+	Count      int64           `json:"count"`
+	Type       string          `json:"type"`
+	RedOp      string          `json:"redop"`
+	Root       json.RawMessage `json:"root"`
+	OutOfPlace *jsonPlacement  `json:"out_of_place"`
+	InPlace    *jsonPlacement  `json:"in_place"`
 }
 
 type jsonPlacement struct {
@@ -54,12 +56,19 @@ type jsonPlacement struct {
 
 // ParseTestsJSON reads the file nccl-tests writes with -J into the same
 // TestsResult as ParseTests. The JSON carries no nccl-tests version.
+//
+// It decodes the document key by key and the results row by row, so a
+// file cut short (a run killed while writing it) or damaged part-way still
+// gives the rows before the damage, marked Partial with the decoder's
+// error as the reason. A document with nothing of nccl-tests in it, broken
+// or not, is an error wrapping ErrNoData.
 func ParseTestsJSON(r io.Reader) (*TestsResult, error) {
 	var doc testsJSON
-	if err := json.NewDecoder(r).Decode(&doc); err != nil {
-		return nil, fmt.Errorf("decoding nccl-tests JSON: %w", err)
-	}
+	stop := decodeTestsJSON(json.NewDecoder(r), &doc)
 	if doc.Results == nil && doc.Args == nil && doc.NCCLVersion == 0 {
+		if stop != nil {
+			return nil, fmt.Errorf("decoding nccl-tests JSON: %w: %w", ErrNoData, stop)
+		}
 		return nil, fmt.Errorf("decoding nccl-tests JSON: %w", ErrNoData)
 	}
 	res := &TestsResult{Devices: []Device{}, Rows: []Row{}, Failures: []Failure{}}
@@ -100,10 +109,82 @@ func ParseTestsJSON(r io.Reader) (*TestsResult, error) {
 	}
 	for _, e := range doc.Errors {
 		if e != "" { // nccl-tests writes [""] when ncclGetLastError is empty
-			res.Failures = append(res.Failures, Failure{Kind: "error", Message: e})
+			res.addFailure(Failure{Kind: "error", Message: e})
 		}
 	}
+	if stop != nil {
+		res.setPartial([]string{fmt.Sprintf("the JSON document stops or is damaged after %d results: %v", len(res.Rows), stop)})
+	}
 	return res, nil
+}
+
+// decodeTestsJSON fills doc from one JSON object, a key at a time, and
+// returns the error where the document broke off, or nil when it was
+// whole. Keys match case-insensitively, as encoding/json matches fields.
+func decodeTestsJSON(dec *json.Decoder, doc *testsJSON) error {
+	t, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if t != json.Delim('{') {
+		return fmt.Errorf("the document is %v, not a JSON object", t)
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := t.(string)
+		switch strings.ToLower(key) {
+		case "args":
+			err = dec.Decode(&doc.Args)
+		case "nccl_version":
+			err = dec.Decode(&doc.NCCLVersion)
+		case "config":
+			err = dec.Decode(&doc.Config)
+		case "results":
+			err = decodeResults(dec, &doc.Results)
+		case "out_of_bounds":
+			err = dec.Decode(&doc.OutOfBounds)
+		case "average_bus_bandwidth":
+			err = dec.Decode(&doc.AverageBusBandwidth)
+		case "errors":
+			err = dec.Decode(&doc.Errors)
+		default:
+			err = dec.Decode(&json.RawMessage{})
+		}
+		if err != nil {
+			return err
+		}
+	}
+	_, err = dec.Token() // the closing brace
+	return err
+}
+
+// decodeResults reads the results array one row at a time, keeping the
+// rows before any damage.
+func decodeResults(dec *json.Decoder, results *[]jsonResult) error {
+	t, err := dec.Token()
+	switch {
+	case err != nil:
+		return err
+	case t == nil:
+		return nil // "results": null
+	case t != json.Delim('['):
+		return fmt.Errorf("results is %v, not an array", t)
+	}
+	if *results == nil {
+		*results = []jsonResult{}
+	}
+	for dec.More() {
+		var x jsonResult
+		if err := dec.Decode(&x); err != nil {
+			return err
+		}
+		*results = append(*results, x)
+	}
+	_, err = dec.Token() // the closing bracket
+	return err
 }
 
 // values unpacks a placement; a missing one (trace replay writes null for

@@ -1,10 +1,11 @@
 package nccl
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -112,33 +113,81 @@ func TestParseTestsJSONReadsNullsAndRootsAsNCCLTestsWritesThem(t *testing.T) {
 }
 
 func TestParseTestsJSONRejectsBrokenAndForeignDocuments(t *testing.T) {
-	for _, in := range []string{"", "{", "[]", `{"results":[{"root":"x"}]}`} {
-		if _, err := ParseTestsJSON(strings.NewReader(in)); err == nil {
-			t.Errorf("ParseTestsJSON(%q) succeeded", in)
+	for _, in := range []string{"", "{", "[]", `{"hello":1}`, `{"hello":`, "\x00\xff{", `{"args":"x"}`} {
+		if _, err := ParseTestsJSON(strings.NewReader(in)); !errors.Is(err, ErrNoData) {
+			t.Errorf("ParseTestsJSON(%q): %v, want ErrNoData", in, err)
 		}
 	}
-	if _, err := ParseTestsJSON(strings.NewReader(`{"hello":1}`)); !errors.Is(err, ErrNoData) {
-		t.Errorf("ParseTestsJSON of a foreign object: %v, want ErrNoData", err)
+	if _, err := ParseTestsJSON(strings.NewReader(`{"results":[{"root":"x"}]}`)); err == nil || errors.Is(err, ErrNoData) {
+		t.Errorf("ParseTestsJSON with a root that is no number: %v, want an error about the root", err)
+	}
+}
+
+func TestParseTestsJSONKeepsTheRowsBeforeACut(t *testing.T) {
+	data, err := os.ReadFile(recorded + "all_reduce_perf-h200x2-nv18-direct-p2p.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(s string) int {
+		i := strings.Index(string(data), s)
+		if i < 0 {
+			t.Fatalf("no %q in the JSON fixture", s)
+		}
+		return i
+	}
+	tests := []struct {
+		name   string
+		in     []byte
+		rows   int
+		reason string
+	}{
+		{
+			name: "cut inside the row of 2 KiB",
+			in:   data[:at(`{"size":2048,`)+20],
+			rows: 8, reason: "the JSON document stops or is damaged after 8 results: unexpected EOF",
+		},
+		{
+			name: "cut after the last row",
+			in:   data[:at(`],"out_of_bounds"`)+1],
+			rows: 29, reason: "the JSON document stops or is damaged after 29 results: EOF",
+		},
+		{
+			name: "garbage where the average should be",
+			in:   append(bytes.Clone(data[:at(`"average_bus_bandwidth"`)]), "\x00\x01garbage"...),
+			rows: 29, reason: "the JSON document stops or is damaged after 29 results: invalid character '\\x00' looking for beginning of object key string",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseTestsJSON(bytes.NewReader(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Rows) != tt.rows || !got.Partial || got.PartialReason != tt.reason || got.Collective != "all_reduce_perf" {
+				t.Errorf("%d rows, collective %q, partial %v %q; want %d rows, %q", len(got.Rows), got.Collective, got.Partial, got.PartialReason, tt.rows, tt.reason)
+			}
+		})
+	}
+	whole, err := ParseTestsJSON(bytes.NewReader(data))
+	if err != nil || whole.Partial {
+		t.Errorf("the whole file: %v, partial %q", err, whole.PartialReason)
 	}
 }
 
 func FuzzParseTestsJSON(f *testing.F) {
-	files, err := filepath.Glob(recorded + "*.json")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, file := range files {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(string(b))
-	}
+	addFixtureSeeds(f)
 	f.Add(`{"results":[{"size":1,"root":"  -1","out_of_place":{"nwrong":null}}]}`)
+	f.Add(`{"args":["x"],"results":null,"RESULTS":[{}]}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		got, err := ParseTestsJSON(strings.NewReader(in))
 		if err != nil {
 			return
+		}
+		if got.Partial != (got.PartialReason != "") {
+			t.Errorf("partial %v with reason %q", got.Partial, got.PartialReason)
+		}
+		if _, err := json.Marshal(got); err != nil {
+			t.Errorf("result does not marshal: %v", err)
 		}
 		got.PeakBusBW()
 		got.Failed()

@@ -3,6 +3,7 @@ package nccl
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -46,28 +47,57 @@ type Expectation struct {
 }
 
 // Verdict judges the connections in the log against exp. Classes are
-// compared by name only.
+// compared by name only. The reason for each class that counts as a
+// fallback names where it was seen: the channels, and the first rank pairs
+// with the "via" text and the host that logged them, e.g.
+//
+//	2 of 4 connections used NET/IB without GDRDMA (channels 01 and 03, rank 7 -> 0 via NET/IB/1 on kg35-nvl03); the data is staged through host memory
+//
+// It reads Uses; a summary built by hand with only Connections is judged
+// from those.
 func (s *LogSummary) Verdict(exp Expectation) Verdict {
 	type group struct {
 		label, why string
 		direct     bool
 		n          int
+		channels   []int
+		links      []Link
+		other      int // connections on links not in links
+	}
+	uses := s.Uses
+	if len(uses) == 0 && len(s.Connections) > 0 {
+		uses = usesOf(s.Connections)
 	}
 	groups := map[string]*group{}
-	for _, c := range s.Connections {
-		label, why, direct := judge(c, exp)
+	total := 0
+	for _, u := range uses {
+		label, why, direct := judge(u.Class, u.GDR, exp)
 		g, ok := groups[label]
 		if !ok {
 			g = &group{label: label, why: why, direct: direct}
 			groups[label] = g
 		}
-		g.n++
+		g.n += u.Connections
+		total += u.Connections
+		g.channels = append(g.channels, u.Channels...)
+		for _, l := range u.Links {
+			if len(g.links) < MaxLinks {
+				g.links = append(g.links, l)
+			} else {
+				g.other += l.Connections
+			}
+		}
+		g.other += u.OtherLinks
 	}
 	var fallback, direct []string
-	total := len(s.Connections)
 	for _, label := range sortedKeys(groups) {
 		g := groups[label]
 		r := fmt.Sprintf("%d of %d connections used %s", g.n, total, g.label)
+		if !g.direct {
+			if w := where(g.channels, g.links, g.other); w != "" {
+				r += " (" + w + ")"
+			}
+		}
 		if g.why != "" {
 			r += "; " + g.why
 		}
@@ -91,37 +121,150 @@ func (s *LogSummary) Verdict(exp Expectation) Verdict {
 	return Verdict{Verdict: VerdictDirect, Reasons: direct}
 }
 
-// judge says how one connection counts: the label it is reported under,
-// why (empty for the plain direct case), and whether it is direct.
-func judge(c Connection, exp Expectation) (label, why string, direct bool) {
+// usesOf groups connections the way ParseLog fills LogSummary.Uses.
+func usesOf(conns []Connection) []TransportUse {
+	var uses []TransportUse
+	idx := map[viaInfo]int{}
+	for _, c := range conns {
+		k := viaInfo{c.Class, c.GDR}
+		i, ok := idx[k]
+		if !ok {
+			i = len(uses)
+			idx[k] = i
+			uses = append(uses, TransportUse{Class: c.Class, GDR: c.GDR})
+		}
+		uses[i].add([]byte(c.Host), c, []byte(c.Via))
+	}
+	for i := range uses {
+		uses[i].Channels = uses[i].channelList()
+	}
+	return uses
+}
+
+// judge says how one class counts: the label it is reported under, why
+// (empty for the plain direct case), and whether it is direct.
+func judge(class string, gdr bool, exp Expectation) (label, why string, direct bool) {
 	switch {
-	case strings.HasPrefix(c.Class, "P2P"):
-		return c.Class, "", true
-	case c.Class == ClassSHM:
+	case strings.HasPrefix(class, "P2P"):
+		return class, "", true
+	case class == ClassSHM:
 		switch exp.P2P {
 		case ExpectYes:
-			return c.Class, "P2P was expected between NVLink peers", false
+			return class, "P2P was expected between NVLink peers", false
 		case ExpectNo:
-			return c.Class, "P2P was not expected between these GPUs", true
+			return class, "P2P was not expected between these GPUs", true
 		}
-		return c.Class, "P2P is the direct path between GPUs of one node", false
-	case c.Class == ClassNetSocket:
-		return c.Class, "sockets bypass RDMA", false
-	case c.GDR:
-		return c.Class, "", true
+		return class, "P2P is the direct path between GPUs of one node", false
+	case class == ClassNetSocket:
+		return class, "sockets bypass RDMA", false
+	case gdr:
+		return class, "", true
+	case !strings.HasPrefix(class, "NET/") && class != ClassCollNet:
+		return class, "not a transport known to be direct", false
 	}
 	// NET or CollNet without GDRDMA: staged through host memory.
-	label = c.Class
-	if c.Class == ClassCollNet {
-		label = ClassCollNet + " without GDRDMA"
-	}
+	label = class + " without GDRDMA"
 	switch exp.GDR {
 	case ExpectYes:
 		return label, "GDRDMA was expected (GPU has a PIX/PXB NIC)", false
 	case ExpectNo:
 		return label, "GDRDMA was not expected (no PIX/PXB NIC)", true
 	}
-	return label, "without GDRDMA the data is staged through host memory", false
+	return label, "the data is staged through host memory", false
+}
+
+// Most items where lists before it says "and N more".
+const (
+	shownChannelItems = 6
+	shownPairs        = 4
+)
+
+// where names the channels and the first rank pairs of a fallback:
+// "channels 01 and 03, rank 7 -> 0 via NET/IB/1 on kg35-nvl03".
+func where(channels []int, links []Link, other int) string {
+	var parts []string
+	if c := channelList(channels); c != "" {
+		parts = append(parts, c)
+	}
+	type pairs struct {
+		via, host string
+		list      []string
+	}
+	var groups []*pairs
+	shown := 0
+	for _, l := range links {
+		if shown == shownPairs {
+			other += l.Connections
+			continue
+		}
+		shown++
+		pair := fmt.Sprintf("%d -> %d", l.From, l.To)
+		if l.To < 0 {
+			pair = strconv.Itoa(l.From) // CollNet: one rank and the collective network
+		}
+		i := slices.IndexFunc(groups, func(g *pairs) bool { return g.via == l.Via && g.host == l.Host })
+		if i < 0 {
+			i = len(groups)
+			groups = append(groups, &pairs{via: l.Via, host: l.Host})
+		}
+		groups[i].list = append(groups[i].list, pair)
+	}
+	for _, g := range groups {
+		p := "rank " + g.list[0]
+		if len(g.list) > 1 {
+			p = "ranks " + joinAnd(g.list)
+		}
+		p += " via " + g.via
+		if g.host != "" {
+			p += " on " + g.host
+		}
+		parts = append(parts, p)
+	}
+	if other > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more connections", other))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// channelList writes channel numbers as NCCL does (%02d), with runs of
+// three or more as ranges: "channels 00-03, 08 and 10".
+func channelList(channels []int) string {
+	ch := slices.Clone(channels)
+	slices.Sort(ch)
+	ch = slices.Compact(ch)
+	if len(ch) == 0 {
+		return ""
+	}
+	var items []string
+	for i := 0; i < len(ch); {
+		j := i
+		for j+1 < len(ch) && ch[j+1] == ch[j]+1 {
+			j++
+		}
+		if j-i >= 2 {
+			items = append(items, fmt.Sprintf("%02d-%02d", ch[i], ch[j]))
+		} else {
+			for k := i; k <= j; k++ {
+				items = append(items, fmt.Sprintf("%02d", ch[k]))
+			}
+		}
+		i = j + 1
+	}
+	if len(items) > shownChannelItems {
+		items = append(items[:shownChannelItems], fmt.Sprintf("%d more", len(items)-shownChannelItems))
+	}
+	if len(items) == 1 && len(ch) == 1 {
+		return "channel " + items[0]
+	}
+	return "channels " + joinAnd(items)
+}
+
+// joinAnd writes "a", "a and b", "a, b and c".
+func joinAnd(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 func sortedKeys[V any](m map[string]V) []string {

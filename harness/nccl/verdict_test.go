@@ -23,7 +23,7 @@ func TestVerdictJudgesTheFixturesAgainstWhatTheTopologyExpects(t *testing.T) {
 			name: "SHM between NVLink peers is a fallback",
 			file: recorded + "all_reduce_perf-h200x2-nv18-p2p-disabled-shm.txt",
 			exp:  nvlinkPair,
-			want: Verdict{VerdictFallback, []string{"8 of 8 connections used SHM; P2P was expected between NVLink peers"}},
+			want: Verdict{VerdictFallback, []string{"8 of 8 connections used SHM (channels 00-03, ranks 1 -> 0 and 0 -> 1 via SHM/direct/direct on vm); P2P was expected between NVLink peers"}},
 		},
 		{
 			name: "SHM between GPUs that cannot do P2P is direct",
@@ -36,7 +36,7 @@ func TestVerdictJudgesTheFixturesAgainstWhatTheTopologyExpects(t *testing.T) {
 			file: recorded + "all_reduce_perf-h200x2-nv18-p2p-shm-disabled-socket.txt",
 			exp:  nvlinkPair,
 			want: Verdict{VerdictFallback, []string{
-				"8 of 8 connections used NET/Socket; sockets bypass RDMA",
+				"8 of 8 connections used NET/Socket (channels 00 and 01, ranks 0 -> 1 and 1 -> 0 via NET/Socket/0 on vm); sockets bypass RDMA",
 				"NCCL counted 2 nodes; the job has 1",
 			}},
 		},
@@ -44,7 +44,7 @@ func TestVerdictJudgesTheFixturesAgainstWhatTheTopologyExpects(t *testing.T) {
 			name: "sockets are a fallback even where GDR is not expected",
 			file: recorded + "all_reduce_perf-h200x2-nv18-p2p-shm-disabled-socket.txt",
 			exp:  Expectation{GDR: ExpectNo},
-			want: Verdict{VerdictFallback, []string{"8 of 8 connections used NET/Socket; sockets bypass RDMA"}},
+			want: Verdict{VerdictFallback, []string{"8 of 8 connections used NET/Socket (channels 00 and 01, ranks 0 -> 1 and 1 -> 0 via NET/Socket/0 on vm); sockets bypass RDMA"}},
 		},
 		{
 			name: "GDRDMA on a PIX NIC is direct",
@@ -57,7 +57,7 @@ func TestVerdictJudgesTheFixturesAgainstWhatTheTopologyExpects(t *testing.T) {
 			file: corpusDebug + "nccl2345-h200-roce-2rail-mixed-gdrdma-and-hostmem-far-nic.txt",
 			exp:  Expectation{P2P: ExpectYes, GDR: ExpectYes, Nodes: 2},
 			want: Verdict{VerdictFallback, []string{
-				"2 of 4 connections used NET/IB; GDRDMA was expected (GPU has a PIX/PXB NIC)",
+				"2 of 4 connections used NET/IB without GDRDMA (channels 01 and 03, rank 7 -> 0 via NET/IB/1 on kg35-nvl03); GDRDMA was expected (GPU has a PIX/PXB NIC)",
 				"2 of 4 connections used NET/IB/GDRDMA",
 			}},
 		},
@@ -66,7 +66,7 @@ func TestVerdictJudgesTheFixturesAgainstWhatTheTopologyExpects(t *testing.T) {
 			file: corpusDebug + "nccl2345-h200-roce-2rail-mixed-gdrdma-and-hostmem-far-nic.txt",
 			exp:  Expectation{GDR: ExpectNo, Nodes: 2},
 			want: Verdict{VerdictDirect, []string{
-				"2 of 4 connections used NET/IB; GDRDMA was not expected (no PIX/PXB NIC)",
+				"2 of 4 connections used NET/IB without GDRDMA; GDRDMA was not expected (no PIX/PXB NIC)",
 				"2 of 4 connections used NET/IB/GDRDMA",
 			}},
 		},
@@ -111,7 +111,7 @@ h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read
 		t.Fatal(err)
 	}
 	want := Verdict{VerdictFallback, []string{
-		"1 of 3 connections used CollNet without GDRDMA; without GDRDMA the data is staged through host memory",
+		"1 of 3 connections used CollNet without GDRDMA (channel 00, rank 0 via COLLNET/IBext/0 on h); the data is staged through host memory",
 		"1 of 3 connections used CollNet",
 		"1 of 3 connections used P2P/CUMEM",
 	}}
@@ -120,5 +120,20 @@ h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read
 	}
 	if s.Transports[ClassCollNet] != 2 {
 		t.Errorf("transports %v, want 2 CollNet", s.Transports)
+	}
+}
+
+func TestVerdictOfASummaryBuiltFromConnectionsAlone(t *testing.T) {
+	s := &LogSummary{Connections: []Connection{
+		{Host: "a", Channel: 0, Index: 0, From: 0, To: 8, Dir: "send", Via: "NET/IB/0/GDRDMA", Class: ClassNetIBGDR, GDR: true},
+		{Host: "a", Channel: 1, Index: 0, From: 0, To: 8, Dir: "send", Via: "NET/IB/3", Class: ClassNetIB},
+		{Host: "b", Channel: 1, Index: 0, From: 8, To: 0, Dir: "receive", Via: "NET/IB/3", Class: ClassNetIB},
+	}}
+	want := Verdict{VerdictFallback, []string{
+		"2 of 3 connections used NET/IB without GDRDMA (channel 01, rank 0 -> 8 via NET/IB/3 on a, rank 8 -> 0 via NET/IB/3 on b); GDRDMA was expected (GPU has a PIX/PXB NIC)",
+		"1 of 3 connections used NET/IB/GDRDMA",
+	}}
+	if d := diff(want, s.Verdict(Expectation{GDR: ExpectYes})); d != "" {
+		t.Error(d)
 	}
 }
