@@ -95,6 +95,9 @@ gdr_hcas, verdict and reasons.`,
 				for _, r := range s.Reasons {
 					fmt.Fprintf(w, "- %s\n", r)
 				}
+				if s.Partial {
+					fmt.Fprintf(w, "partial: %s\n", s.PartialReason)
+				}
 			default:
 				return fmt.Errorf("--format %q: want text or json", format)
 			}
@@ -154,6 +157,9 @@ failures.`,
 				}
 				for _, fl := range t.Failures {
 					fmt.Fprintf(w, "failure: Test %s failure %s %s\n", fl.Kind, fl.Where, fl.Message)
+				}
+				if t.Partial {
+					fmt.Fprintf(w, "partial: %s\n", t.PartialReason)
 				}
 			default:
 				return fmt.Errorf("--format %q: want text or json", format)
