@@ -161,3 +161,27 @@ func TestTablesRenderTextAndMarkdown(t *testing.T) {
 		t.Error("unknown format accepted")
 	}
 }
+
+func TestContainerTableSetsHostAndContainerSideBySide(t *testing.T) {
+	spec := func(name, state, cause string) Spec {
+		s := Spec{Name: name, State: state}
+		if cause != "" {
+			s.Message, s.Notes = "failed", []string{"runtime: enroot", "cause: " + cause}
+		}
+		return s
+	}
+	r := &Results{Schema: Schema, Nodes: []Node{
+		{Name: "gpu07", Status: NodeEvaluated, Suites: []Suite{{Name: "container", Specs: []Spec{
+			spec("opens the device node of every GPU", StatePassed, ""), spec("may lock the memory RDMA registration pins", StatePassed, "")}}}},
+		{Name: "gpu07" + ContainerSuffix, Status: NodeEvaluated, Suites: []Suite{{Name: "container", Specs: []Spec{
+			spec("opens the device node of every GPU", StateFailed, "device not exposed"), spec("may lock the memory RDMA registration pins", StateFailed, "memlock")}}}},
+	}}
+	tb := ContainerTable(r)
+	want := [][]string{
+		{"gpu07", "opens the device node of every GPU", "passed", "failed", "device not exposed"},
+		{"gpu07", "may lock the memory RDMA registration pins", "passed", "failed", "memlock"},
+	}
+	if len(tb.Rows) != 2 || strings.Join(tb.Rows[0], "|") != strings.Join(want[0], "|") || strings.Join(tb.Rows[1], "|") != strings.Join(want[1], "|") {
+		t.Errorf("rows %q", tb.Rows)
+	}
+}

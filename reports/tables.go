@@ -257,3 +257,62 @@ func ScalingTable(r *Results) Table {
 	}
 	return t
 }
+
+// ContainerSuffix names the node entry of a run inside the workload's
+// container next to the host's ("node7" and "node7-container").
+const ContainerSuffix = "-container"
+
+// ContainerTable compares each node's container-suite checks on the host
+// with the same checks inside its container: what works on the host but
+// not in the container, and the likely cause the container run noted.
+func ContainerTable(r *Results) Table {
+	t := Table{Title: "Host vs container", Header: []string{"node", "check", "host", "container", "likely cause"}}
+	byName := map[string]Node{}
+	for _, n := range r.Nodes {
+		byName[n.Name] = n
+	}
+	for _, n := range r.Nodes {
+		host, ok := byName[strings.TrimSuffix(n.Name, ContainerSuffix)]
+		if !strings.HasSuffix(n.Name, ContainerSuffix) || !ok {
+			continue
+		}
+		hostState := map[string]string{}
+		for _, s := range host.Suites {
+			if s.Name == "container" {
+				for _, sp := range s.Specs {
+					hostState[sp.Name] = sp.State
+				}
+			}
+		}
+		for _, s := range n.Suites {
+			if s.Name != "container" {
+				continue
+			}
+			for _, sp := range s.Specs {
+				hs := dash(hostState[sp.Name])
+				cause := "-"
+				if sp.State != StatePassed && sp.State != StateSkipped {
+					cause = causeOf(sp)
+				}
+				t.Rows = append(t.Rows, []string{host.Name, sp.Name, hs, sp.State, cause})
+			}
+		}
+	}
+	return t
+}
+
+// causeOf reads the "cause: ..." notes a container spec leaves.
+func causeOf(sp Spec) string {
+	var causes []string
+	seen := map[string]bool{}
+	for _, n := range sp.Notes {
+		if c, ok := strings.CutPrefix(n, "cause: "); ok && !seen[c] {
+			seen[c] = true
+			causes = append(causes, c)
+		}
+	}
+	if len(causes) == 0 {
+		return firstLine(sp.Message)
+	}
+	return strings.Join(causes, ", ")
+}

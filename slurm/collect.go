@@ -23,6 +23,9 @@ type JobInfo struct {
 	Restart int       `json:"restart,omitempty"` // SLURM_RESTART_COUNT of a requeued job
 	Config  JobConfig `json:"config"`
 	Version string    `json:"version"`
+	// ContainerImage set means every node also reports as
+	// "<node>-container" from inside it.
+	ContainerImage string `json:"container_image,omitempty"`
 }
 
 // Step is one srun step the leader ran, kept in DIR/steps.json.
@@ -103,6 +106,11 @@ func Collect(dir, note string) (*reports.Results, error) {
 			return nil, fmt.Errorf("%s: no job.json and no node results: not a gdrcheck job directory", dir)
 		}
 	}
+	if job.ContainerImage != "" {
+		for _, n := range job.Nodes {
+			expected = append(expected, n+reports.ContainerSuffix)
+		}
+	}
 	res := &reports.Results{Schema: reports.Schema, Tool: reports.Tool{Version: job.Version}, Started: job.Started}
 	if len(job.Config.Suites) > 0 {
 		res.Tool.Suites = job.Config.Suites
@@ -144,19 +152,23 @@ func Collect(dir, note string) (*reports.Results, error) {
 func missingReason(dir, node string, steps []Step, note string, readErr error) string {
 	var parts []string
 	parts = append(parts, fmt.Sprintf("node %s never reported (%s)", node, shortErr(readErr)))
+	step := "node-suites"
+	if strings.HasSuffix(node, reports.ContainerSuffix) {
+		step = "container-suite"
+	}
 	for _, s := range steps {
-		if s.Name != "node-suites" || !contains(s.Nodes, node) {
+		if s.Name != step || !contains(s.Nodes, strings.TrimSuffix(node, reports.ContainerSuffix)) {
 			continue
 		}
 		switch {
 		case s.Finished.IsZero():
-			parts = append(parts, "the node-suites step was still running when the job ended")
+			parts = append(parts, "the "+step+" step was still running when the job ended")
 		case s.TimedOut:
-			parts = append(parts, fmt.Sprintf("the node-suites step hung and the watchdog stopped it after %s", s.Finished.Sub(s.Started).Round(time.Second)))
+			parts = append(parts, fmt.Sprintf("the %s step hung and the watchdog stopped it after %s", step, s.Finished.Sub(s.Started).Round(time.Second)))
 		case s.Cancelled:
-			parts = append(parts, "the node-suites step was cancelled when the job was told to end")
+			parts = append(parts, "the "+step+" step was cancelled when the job was told to end")
 		case s.Error != "":
-			parts = append(parts, "the node-suites step failed: "+s.Error)
+			parts = append(parts, "the "+step+" step failed: "+s.Error)
 		}
 	}
 	if note != "" {

@@ -56,7 +56,7 @@ func (l *Leader) Run(ctx context.Context) (*reports.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	job := JobInfo{ID: l.JobID, Nodes: nodes, Started: time.Now().UTC(), Restart: l.Restart, Config: l.Config, Version: l.Version}
+	job := JobInfo{ID: l.JobID, Nodes: nodes, Started: time.Now().UTC(), Restart: l.Restart, Config: l.Config, Version: l.Version, ContainerImage: l.ContainerImage}
 	if err := writeJSON(filepath.Join(l.Out, jobFile), job); err != nil {
 		return nil, err
 	}
@@ -73,6 +73,10 @@ func (l *Leader) Run(ctx context.Context) (*reports.Results, error) {
 
 	l.logf("node suites on %s", strings.Join(nodes, ","))
 	l.nodeSuites(ctx, nodes)
+	if l.ContainerImage != "" && ctx.Err() == nil {
+		l.logf("container suite in %s", l.ContainerImage)
+		l.containerSuites(ctx, nodes)
+	}
 
 	note := ""
 	if ctx.Err() != nil {
@@ -157,23 +161,65 @@ func (l *Leader) srun(ctx context.Context, name string, nodes []string, timeout 
 }
 
 // nodeSuites fans the node suites out, one task per node, each writing its
-// own results.json; a task that fails does not stop the others.
+// own results.json; a task that fails does not stop the others. With a
+// container image the container suite runs on the host too, so the report
+// can set the two side by side.
 func (l *Leader) nodeSuites(ctx context.Context, nodes []string) {
-	args := []string{
-		"--nodes=" + strconv.Itoa(len(nodes)), "--ntasks=" + strconv.Itoa(len(nodes)), "--ntasks-per-node=1",
-		"--kill-on-bad-exit=0", "--output=" + filepath.Join(l.Out, nodesDir, "%N.log"),
-	}
-	if l.ContainerImage != "" {
-		mounts := l.Gdrcheck + ":" + l.Gdrcheck + "," + l.Out + ":" + l.Out
-		if l.ContainerMounts != "" {
-			mounts += "," + l.ContainerMounts
-		}
-		args = append(args, "--container-image="+l.ContainerImage, "--container-mounts="+mounts)
-	}
-	run := []string{l.Gdrcheck, "run", "-q", "--out", NodeOut(l.Out)}
 	c := l.Config
-	if len(c.Suites) > 0 {
-		run = append(run, "--suites", strings.Join(c.Suites, ","))
+	suites := c.Suites
+	if l.ContainerImage != "" && len(suites) > 0 && !contains(suites, "container") {
+		suites = append(append([]string{}, suites...), "container")
+	}
+	args := l.stepArgs(nodes, "%N.log")
+	run := l.runArgs(NodeOut(l.Out), "", suites)
+	if l.ContainerImage != "" && len(c.Suites) == 0 {
+		run = l.runArgs(NodeOut(l.Out), "", append(defaultSuites(), "container"))
+	}
+	s := l.srun(ctx, "node-suites", nodes, l.stepTimeout(), append(args, run...), io.Discard)
+	if s.Error != "" {
+		l.logf("node suites: %s", s.Error)
+	}
+}
+
+// containerSuites runs the container suite inside the workload's image
+// (pyxis), gdrcheck and the job directory mounted in, each node reporting
+// as "<node>-container".
+func (l *Leader) containerSuites(ctx context.Context, nodes []string) {
+	args := append(l.stepArgs(nodes, "%N"+reports.ContainerSuffix+".log"), l.containerArgs()...)
+	run := l.runArgs(filepath.Join(l.Out, nodesDir, "{node}"+reports.ContainerSuffix), "{node}"+reports.ContainerSuffix, []string{"container"})
+	s := l.srun(ctx, "container-suite", nodes, l.stepTimeout(), append(args, run...), io.Discard)
+	if s.Error != "" {
+		l.logf("container suite: %s", s.Error)
+	}
+}
+
+// stepArgs are the srun options of a one-task-per-node step.
+func (l *Leader) stepArgs(nodes []string, logName string) []string {
+	return []string{
+		"--nodes=" + strconv.Itoa(len(nodes)), "--ntasks=" + strconv.Itoa(len(nodes)), "--ntasks-per-node=1",
+		"--kill-on-bad-exit=0", "--output=" + filepath.Join(l.Out, nodesDir, logName),
+	}
+}
+
+// containerArgs are pyxis' options: the image, and gdrcheck and the job
+// directory mounted at the same paths.
+func (l *Leader) containerArgs() []string {
+	mounts := l.Gdrcheck + ":" + l.Gdrcheck + "," + l.Out + ":" + l.Out
+	if l.ContainerMounts != "" {
+		mounts += "," + l.ContainerMounts
+	}
+	return []string{"--container-image=" + l.ContainerImage, "--container-mounts=" + mounts}
+}
+
+// runArgs is the gdrcheck run command of a node step.
+func (l *Leader) runArgs(out, nodeName string, suites []string) []string {
+	c := l.Config
+	run := []string{l.Gdrcheck, "run", "-q", "--out", out}
+	if nodeName != "" {
+		run = append(run, "--node-name", nodeName)
+	}
+	if len(suites) > 0 {
+		run = append(run, "--suites", strings.Join(suites, ","))
 	}
 	if c.NCCLTestsDir != "" {
 		run = append(run, "--nccl-tests-dir", c.NCCLTestsDir)
@@ -184,17 +230,21 @@ func (l *Leader) nodeSuites(ctx context.Context, nodes []string) {
 	if c.AllowMissingBaseline {
 		run = append(run, "--allow-missing-baseline")
 	}
-	timeout := c.StepTimeout
-	if timeout == 0 {
-		timeout = time.Hour
-	}
 	// The suites give up before the watchdog does, so a slow node still
 	// reports what it has.
-	run = append(run, "--timeout", (timeout * 9 / 10).String())
-	s := l.srun(ctx, "node-suites", nodes, timeout, append(args, run...), io.Discard)
-	if s.Error != "" {
-		l.logf("node suites: %s", s.Error)
+	return append(run, "--timeout", (l.stepTimeout() * 9 / 10).String())
+}
+
+func (l *Leader) stepTimeout() time.Duration {
+	if l.Config.StepTimeout > 0 {
+		return l.Config.StepTimeout
 	}
+	return time.Hour
+}
+
+// defaultSuites are run's defaults, named so container can be added.
+func defaultSuites() []string {
+	return []string{"bar1", "collectives", "kernel", "negative", "topology"}
 }
 
 // scale runs all_reduce across 1, 2, 4 ... N nodes from the leader, then

@@ -14,6 +14,7 @@ var labels = map[string]string{
 	"bar1":        "BAR1 aperture per GPU: total covers memory, enough free for peer mappings",
 	"collectives": "nccl-tests collectives: the direct path NCCL should take, bus bandwidth against the baseline",
 	"negative":    "forced NCCL fallbacks (P2P, SHM, GDR, IB disabled, remote NIC) are detected",
+	"container":   "the direct path from inside the workload's container: device nodes, memlock, CAP_IPC_LOCK, RDMA devices, dma-buf export",
 }
 
 // Labels lists the known spec areas in order.
@@ -26,9 +27,26 @@ func Labels() []string {
 	return out
 }
 
+// optIn areas run only when named: the container suite judges the
+// environment gdrcheck itself runs in, which means something inside the
+// workload's container (gdrcheck submit --container-image), not on the
+// bare host.
+var optIn = map[string]bool{"container": true}
+
+// Defaults are the areas a run without --suites runs.
+func Defaults() []string {
+	var out []string
+	for _, l := range Labels() {
+		if !optIn[l] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // probing are the areas that need the CUDA/verbs probe, which creates a
 // CUDA context on every GPU (seconds): the quick topology gate skips it.
-var probing = map[string]bool{"kernel": true}
+var probing = map[string]bool{"kernel": true, "container": true}
 
 // measuring are the areas that run nccl-tests before the specs compare.
 var measuring = map[string]bool{"collectives": true, "negative": true}
@@ -57,7 +75,11 @@ func NeedProbe(areas []string) bool {
 func LabelHelp() string {
 	var b strings.Builder
 	for _, l := range Labels() {
-		fmt.Fprintf(&b, "  %-12s %s\n", l, labels[l])
+		note := ""
+		if optIn[l] {
+			note = " (only when named)"
+		}
+		fmt.Fprintf(&b, "  %-12s %s%s\n", l, labels[l], note)
 	}
 	return b.String()
 }

@@ -55,7 +55,7 @@ not be evaluated (no driver, unreadable host, bad input).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return r.run(cmd, o) },
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&r.suites, "suites", nil, "comma-separated suites to run (default: all)")
+	f.StringSliceVar(&r.suites, "suites", nil, "comma-separated suites to run (default: all but container)")
 	f.StringVar(&r.out, "out", "gdrcheck-results", "write junit.xml and results.json into `DIR`")
 	f.StringVar(&r.nodeName, "node-name", "", "name of this node in the report (default: $SLURMD_NODENAME, then the host name)")
 	f.StringVar(&r.maxPath, "max-gdr-path", "PXB", "farthest GPU<->NIC PCIe path accepted for GPUDirect: PIX, PXB, PHB, NODE or SYS")
@@ -88,6 +88,7 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	}
 	// Under srun every node writes its own directory: {node} is this
 	// node's name.
+	r.nodeName = strings.ReplaceAll(r.nodeName, "{node}", nodeNameFor(""))
 	r.out = strings.ReplaceAll(r.out, "{node}", nodeNameFor(r.nodeName))
 	if err := os.MkdirAll(r.out, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
@@ -99,7 +100,7 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	}
 	selected := r.suites
 	if len(selected) == 0 {
-		selected = suites.Labels()
+		selected = suites.Defaults()
 	}
 	fmt.Fprintf(stdout, "gdrcheck %s: host root %s, suites %s\n", version, o.hostRoot, strings.Join(selected, ","))
 	res, ev, err := runner.Run(runner.Options{
@@ -200,7 +201,7 @@ func printTables(w io.Writer, res *reports.Results, format string) error {
 	if err := reports.SummaryTable(res).Render(w, format); err != nil {
 		return err
 	}
-	for _, t := range []reports.Table{reports.ScalingTable(res), reports.FallbackTable(res), reports.ComparisonTable(res), reports.FailuresTable(res)} {
+	for _, t := range []reports.Table{reports.ScalingTable(res), reports.FallbackTable(res), reports.ComparisonTable(res), reports.ContainerTable(res), reports.FailuresTable(res)} {
 		if len(t.Rows) == 0 {
 			continue
 		}

@@ -23,10 +23,13 @@ type Evidence struct {
 	Kernel   KernelFacts `json:"kernel"`
 	// CUDA and Verbs are filled by ProbeGPUDirect, only for the suites
 	// that need them (Probed).
-	Probed   bool       `json:"probed"`
-	CUDA     CUDAFacts  `json:"cuda"`
-	Verbs    VerbsFacts `json:"verbs"`
-	Problems []Problem  `json:"problems,omitempty"`
+	Probed bool       `json:"probed"`
+	CUDA   CUDAFacts  `json:"cuda"`
+	Verbs  VerbsFacts `json:"verbs"`
+	// Container is filled for the container suite: the view from the
+	// process gdrcheck runs in.
+	Container *ContainerFacts `json:"container,omitempty"`
+	Problems  []Problem       `json:"problems,omitempty"`
 }
 
 // HostFacts names the node and its software.

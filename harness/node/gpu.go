@@ -4,6 +4,7 @@ package node
 // zero when NVML was unavailable; Source says which readers contributed.
 type GPU struct {
 	Index       int         `json:"index"`                // NVML index; -1 when NVML did not answer
+	Minor       *int        `json:"minor,omitempty"`      // nvmlDeviceGetMinorNumber: the N of /dev/nvidiaN
 	Name        string      `json:"name,omitempty"`       // nvmlDeviceGetName
 	UUID        string      `json:"uuid,omitempty"`       // nvmlDeviceGetUUID
 	BusID       string      `json:"bus_id"`               // sysfs form, 0000:18:00.0

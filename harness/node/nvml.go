@@ -105,6 +105,9 @@ func nvmlGPU(i int, d nvml.Device) (GPU, error) {
 	if g.UUID, ret = d.GetUUID(); ret != nvml.SUCCESS {
 		return g, nvmlError(fmt.Sprintf("GPU %s UUID", g.BusID), ret)
 	}
+	if m, ret := d.GetMinorNumber(); ret == nvml.SUCCESS {
+		g.Minor = &m
+	}
 	if m, ret := d.GetMemoryInfo(); ret == nvml.SUCCESS {
 		g.MemoryMiB = m.Total >> 20
 	}

@@ -163,7 +163,13 @@ func replayDevice(g GPU) *mock.Device {
 	d := &mock.Device{
 		GetPciInfoFunc: func() (nvml.PciInfo, nvml.Return) { return pci, nvml.SUCCESS },
 		GetNameFunc:    func() (string, nvml.Return) { return g.Name, nvml.SUCCESS },
-		GetUUIDFunc:    func() (string, nvml.Return) { return g.UUID, nvml.SUCCESS },
+		GetMinorNumberFunc: func() (int, nvml.Return) {
+			if g.Minor == nil {
+				return 0, nvml.ERROR_NOT_SUPPORTED
+			}
+			return *g.Minor, nvml.SUCCESS
+		},
+		GetUUIDFunc: func() (string, nvml.Return) { return g.UUID, nvml.SUCCESS },
 		GetMemoryInfoFunc: func() (nvml.Memory, nvml.Return) {
 			return nvml.Memory{Total: g.MemoryMiB << 20}, nvml.SUCCESS
 		},

@@ -28,6 +28,7 @@ import (
 	// The spec areas register themselves.
 	_ "github.com/gdrcheck/gdrcheck/suites/bar1"
 	_ "github.com/gdrcheck/gdrcheck/suites/collectives"
+	_ "github.com/gdrcheck/gdrcheck/suites/container"
 	_ "github.com/gdrcheck/gdrcheck/suites/kernel"
 	_ "github.com/gdrcheck/gdrcheck/suites/negative"
 	_ "github.com/gdrcheck/gdrcheck/suites/topology"
@@ -74,7 +75,7 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 		return nil, nil, err
 	}
 	if len(opt.Suites) == 0 {
-		opt.Suites = suites.Labels()
+		opt.Suites = suites.Defaults()
 	}
 	store, err := loadBaselines(opt.BaselineDir)
 	if err != nil {
@@ -100,6 +101,13 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 		ev = node.Collect(h, src)
 		if suites.NeedProbe(opt.Suites) {
 			ev.ProbeGPUDirect(src.GPUDirect, src.GPUDirectErr)
+		}
+		if contains(opt.Suites, "container") && ev.Fatal() == nil {
+			c, err := h.CollectContainer(ev)
+			if err != nil {
+				return nil, nil, err
+			}
+			ev.Container = &c
 		}
 		ev.Relabel(opt.HostLabel)
 		n.Name = nodeName(opt.NodeName, ev.Host.Hostname)
@@ -292,6 +300,15 @@ func ncclVersion(m *nccl.Measurements) string {
 		}
 	}
 	return ""
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
 }
 
 func nodeName(flag, hostname string) string {

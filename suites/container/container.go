@@ -1,0 +1,212 @@
+// Package container holds the specs run inside the workload's container:
+// a bare-metal pass proves little when the job's container misses
+// /dev/infiniband, runs with a memlock limit or lacks CAP_IPC_LOCK. Each
+// failure names its likely cause, so a host-vs-container comparison can
+// say what to fix.
+package container
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/suites"
+)
+
+// Causes, as the host-vs-container table names them.
+const (
+	CauseNotExposed = "device not exposed"
+	CauseCgroup     = "cgroup device rule"
+	CausePermission = "device permissions"
+	CauseMemlock    = "memlock"
+	CauseCapability = "capability"
+	CauseNoRDMA     = "RDMA devices hidden"
+)
+
+var _ = suites.Describe("container", func() {
+	var ev *node.Evidence
+	var c node.ContainerFacts
+
+	BeforeEach(func() {
+		ev = suites.Evidence()
+		if ev.Container == nil {
+			Fail("no container facts were collected")
+		}
+		c = *ev.Container
+		if c.Recorded {
+			suites.Note("facts recorded with the node, not read from this process")
+		}
+		suites.Note("runtime: %s; %s", c.Runtime, envText(c.Env))
+	})
+
+	It("opens the device node of every GPU", func() {
+		var bad []string
+		for _, d := range c.Devices {
+			if !strings.HasPrefix(d.Path, "/dev/nvidia") {
+				continue
+			}
+			if line, ok := deviceProblem(d, c.Env, "NVIDIA_VISIBLE_DEVICES"); ok {
+				bad = append(bad, line)
+			}
+		}
+		suites.FailIf(bad)
+	})
+
+	It("opens the RDMA device nodes of every rail NIC", func() {
+		var bad []string
+		n := 0
+		for _, d := range c.Devices {
+			if !strings.HasPrefix(d.Path, "/dev/infiniband") {
+				continue
+			}
+			n++
+			if line, ok := deviceProblem(d, c.Env, "MELLANOX_VISIBLE_DEVICES"); ok {
+				bad = append(bad, line)
+			}
+		}
+		if n == 0 {
+			Skip("no rail NICs: no RDMA device nodes to check")
+		}
+		suites.FailIf(bad)
+	})
+
+	It("may lock the memory RDMA registration pins", func() {
+		if c.Unlimited() {
+			suites.Note("RLIMIT_MEMLOCK unlimited")
+			return
+		}
+		msg := fmt.Sprintf("RLIMIT_MEMLOCK is %s (hard %s): RDMA registration pins host buffers (NCCL's proxy buffers, verbs queues); expected unlimited (docker --ulimit memlock=-1, Slurm PropagateResourceLimits, ulimit -l unlimited)",
+			bytesText(c.MemlockSoft), bytesText(c.MemlockHard))
+		if c.CapIPCLock {
+			msg += "; this process has CAP_IPC_LOCK and may pin past it, the workload's user may not"
+		}
+		suites.Note("cause: %s", CauseMemlock)
+		suites.FailIf([]string{msg})
+	})
+
+	It("has CAP_IPC_LOCK where memory locking is limited", func() {
+		if c.Unlimited() {
+			Skip("RLIMIT_MEMLOCK is unlimited: CAP_IPC_LOCK is not needed")
+		}
+		if !c.CapIPCLock {
+			suites.Note("cause: %s", CauseCapability)
+			suites.FailIf([]string{fmt.Sprintf("CAP_IPC_LOCK is missing (CapEff %s) and RLIMIT_MEMLOCK is %s: registrations past the limit fail with ENOMEM; add the capability (docker --cap-add IPC_LOCK) or lift the limit", c.CapEff, bytesText(c.MemlockSoft))})
+		}
+	})
+
+	It("sees the host's rail NICs in /sys/class/infiniband", func() {
+		var rails []string
+		for _, p := range ev.Paths {
+			if p.Preferred {
+				rails = append(rails, p.NIC)
+			}
+		}
+		if len(rails) == 0 {
+			Skip("no rail NICs on this node")
+		}
+		seen := map[string]bool{}
+		for _, n := range c.InfiniBand {
+			seen[n] = true
+		}
+		var bad []string
+		done := map[string]bool{}
+		for _, r := range rails {
+			if !seen[r] && !done[r] {
+				done[r] = true
+				bad = append(bad, fmt.Sprintf("rail NIC %s is not in /sys/class/infiniband here (sees %s): %s (an RDMA network namespace in exclusive mode, or a device plugin that exposes only some NICs)", r, orNone(c.InfiniBand), CauseNoRDMA))
+			}
+		}
+		if len(bad) > 0 {
+			suites.Note("cause: %s", CauseNoRDMA)
+		}
+		suites.FailIf(bad)
+	})
+
+	It("exports GPU memory as a dma-buf and registers it from inside", func() {
+		if !ev.CUDA.Available {
+			Fail("libcuda does not answer in here: " + ev.CUDA.Error)
+		}
+		var bad []string
+		for _, g := range ev.CUDA.GPUs {
+			if g.Export.Tried && !g.Export.OK {
+				bad = append(bad, fmt.Sprintf("GPU %s: dma-buf export failed: %s; %s", g.BusID, g.Export.Error, ev.BAR1State(g.BusID)))
+			}
+		}
+		mech := ev.Mechanism().Mechanism
+		for _, r := range ev.Verbs.Registrations {
+			if !r.OK && (r.Path == node.PathDMABuf && mech != node.MechanismPeermem || r.Path == node.PathPeermem && mech == node.MechanismPeermem) {
+				cause := ""
+				if !c.Unlimited() {
+					cause = " (cause: " + CauseMemlock + ")"
+				}
+				bad = append(bad, fmt.Sprintf("GPU %s -> %s: %s registration failed: %s; %s%s", r.GPU, r.NIC, r.Path, r.Error, ev.BAR1State(r.GPU), cause))
+			}
+		}
+		suites.Note("mechanism here: %s", mech)
+		suites.FailIf(bad)
+	})
+})
+
+// deviceProblem says what is wrong with a device node and the likely
+// cause, or false when it opens.
+func deviceProblem(d node.DeviceNode, env map[string]string, variable string) (string, bool) {
+	if d.Openable {
+		return "", false
+	}
+	if !d.Present {
+		why := CauseNotExposed
+		switch v, ok := env[variable]; {
+		case !ok:
+			why += " (" + variable + " is unset)"
+		case v == "void" || v == "none" || v == "":
+			why += fmt.Sprintf(" (%s=%q exposes none)", variable, v)
+		default:
+			why += fmt.Sprintf(" (%s=%s leaves it out, or the runtime did not mount it)", variable, v)
+		}
+		suites.Note("cause: %s", CauseNotExposed)
+		return fmt.Sprintf("%s for %s is missing: %s", d.Path, d.For, why), true
+	}
+	cause := CausePermission
+	if syscall.Errno(d.Errno) == syscall.EPERM {
+		cause = CauseCgroup
+	}
+	suites.Note("cause: %s", cause)
+	return fmt.Sprintf("%s for %s cannot be opened: %s (%s)", d.Path, d.For, d.Error, cause), true
+}
+
+func envText(env map[string]string) string {
+	var parts []string
+	for _, k := range node.ContainerVariables {
+		if v, ok := env[k]; ok {
+			parts = append(parts, k+"="+v)
+		} else {
+			parts = append(parts, k+" unset")
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func bytesText(v *uint64) string {
+	if v == nil {
+		return "unlimited"
+	}
+	switch {
+	case *v >= 1<<30 && *v%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", *v>>30)
+	case *v >= 1<<20 && *v%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", *v>>20)
+	case *v >= 1<<10 && *v%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", *v>>10)
+	}
+	return fmt.Sprintf("%d bytes", *v)
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
