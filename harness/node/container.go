@@ -125,9 +125,14 @@ func expectedDevices(e *Evidence) []DeviceNode {
 			n = *g.Minor
 		}
 		if n < 0 {
+			out = append(out, DeviceNode{Path: "/dev/nvidia? (minor unknown)", For: "GPU " + g.BusID + " (NVML does not see it)"})
 			continue
 		}
-		out = append(out, DeviceNode{Path: "/dev/nvidia" + strconv.Itoa(n), For: fmt.Sprintf("GPU %d %s", g.Index, g.BusID)})
+		who := fmt.Sprintf("GPU %d %s", g.Index, g.BusID)
+		if g.Index < 0 {
+			who = "GPU " + g.BusID + " (NVML does not see it)"
+		}
+		out = append(out, DeviceNode{Path: "/dev/nvidia" + strconv.Itoa(n), For: who})
 	}
 	rails := map[string]bool{}
 	for _, p := range e.Paths {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
@@ -196,6 +197,8 @@ func Collect(h Host, src Sources) *Evidence {
 		e.problem("gpus", true, fmt.Errorf("no NVIDIA GPU found: no PCI device of vendor 0x10de with a display or 3D class under %q", h.sys("bus", "pci", "devices")))
 	} else if !nvmlOK {
 		e.problem("gpus", false, fmt.Errorf("%d NVIDIA GPU(s) found in sysfs (%s) but NVML did not answer", len(e.GPUs), gpuBusIDs(e.GPUs)))
+	} else if hidden := sysfsOnly(e.GPUs); len(hidden) > 0 {
+		e.problem("gpus", false, fmt.Errorf("GPU(s) %s are in sysfs but NVML does not see them (not given to this container, or failed)", gpuBusIDs(hidden)))
 	}
 
 	rm, err := h.RDMAMap()
@@ -251,8 +254,40 @@ func mergeGPUs(h Host, nv []GPU, sys map[string]PCIDevice) ([]GPU, error) {
 			return nil, err
 		}
 		out[i].IOMMU = io
+		if out[i].Minor == nil {
+			out[i].Minor = h.procMinor(out[i].BusID)
+		}
 	}
 	return out, nil
+}
+
+// procMinor reads a GPU's device minor from the driver's
+// proc/driver/nvidia/gpus/<bus id>/information ("Device Minor: 1"), which
+// names /dev/nvidiaN even where NVML cannot see the GPU (a container that
+// was not given it).
+func (h Host) procMinor(busID string) *int {
+	s, err := readString(h.proc("driver", "nvidia", "gpus", busID, "information"))
+	if err != nil {
+		return nil
+	}
+	for _, l := range strings.Split(s, "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "Device Minor:"); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				return &n
+			}
+		}
+	}
+	return nil
+}
+
+func sysfsOnly(gs []GPU) []GPU {
+	var out []GPU
+	for _, g := range gs {
+		if g.Source == "sysfs" {
+			out = append(out, g)
+		}
+	}
+	return out
 }
 
 func gpuBusIDs(gs []GPU) string {
