@@ -1,0 +1,167 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/gdrcheck/gdrcheck/harness/perftest"
+	"github.com/gdrcheck/gdrcheck/reports"
+)
+
+// perftestReport is what `analyze perftest --format json` prints: the
+// parsed result, with error always present ("" for a run that succeeded).
+type perftestReport struct {
+	*perftest.Result
+	Error string `json:"error"`
+}
+
+func newAnalyzePerftestCmd() *cobra.Command {
+	var format, mem string
+	cmd := &cobra.Command{
+		Use:   "perftest FILE",
+		Short: "Read the output of ib_write_bw and its siblings (text or --out_json)",
+		Long: `perftest reads what ib_write_bw, ib_read_bw, ib_write_lat and the other
+perftest binaries printed, or the file written by --out_json (a name ending
+in .json), and says how fast the run went, where its buffers lived and why
+it failed if it did. FILE "-" reads standard input.
+
+Memory is host, cuda (--use_cuda: GPU memory registered through
+nvidia_peermem) or cuda-dmabuf (--use_cuda_dmabuf), as the output shows it
+(the echoed command line, the CUDA and DMA-BUF lines). An output that does
+not say (an excerpt starting at the banner; the JSON never tells the CUDA
+paths apart) leaves it empty; --mem says what the run used.
+
+The JSON has bw_peak_gbps, bw_avg_gbps and msg_size (from the largest
+message size), mem, error ("" when the run succeeded), the decoded failure,
+the banner settings and every row. Bandwidths are in Gb/s whatever unit
+perftest printed.
+
+Exit 0 for a run that succeeded, 1 for one that failed (error set: a
+completion error, a memory registration that failed, an output that ends
+before any result), 2 when the file cannot be read or holds no perftest
+output.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "json" {
+				return fmt.Errorf("--format %q: want text or json", format)
+			}
+			declared := perftest.Mem(mem)
+			switch declared {
+			case perftest.MemUnknown, perftest.MemHost, perftest.MemCUDA, perftest.MemCUDADMABuf:
+			default:
+				return fmt.Errorf("--mem %q: want host, cuda or cuda-dmabuf", mem)
+			}
+			res, err := readPerftest(cmd.InOrStdin(), args[0])
+			if err != nil {
+				return &exitError{code: reports.ExitUnevaluable, err: err}
+			}
+			if declared != perftest.MemUnknown {
+				switch res.Mem {
+				case perftest.MemUnknown:
+					res.Mem, res.MemEvidence = declared, "--mem "+mem
+				case declared:
+				default:
+					fmt.Fprintf(cmd.ErrOrStderr(), "gdrcheck: --mem %s ignored: the output shows %s (%s)\n", declared, res.Mem, res.MemEvidence)
+				}
+			}
+			w := cmd.OutOrStdout()
+			if format == "json" {
+				if err := writeJSON(w, perftestReport{Result: res, Error: res.Error}); err != nil {
+					return err
+				}
+			} else if err := printPerftest(w, res); err != nil {
+				return err
+			}
+			if res.Failed() {
+				return &exitError{code: reports.ExitFailed}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&mem, "mem", "", "the memory the run used, for outputs that do not say: host, cuda or cuda-dmabuf")
+	return cmd
+}
+
+// readPerftest opens and parses FILE ("-": stdin); a name ending in .json
+// is perftest's --out_json file.
+func readPerftest(stdin io.Reader, name string) (*perftest.Result, error) {
+	in := stdin
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		in = f
+	}
+	parse := perftest.Parse
+	if strings.HasSuffix(name, ".json") {
+		parse = perftest.ParseJSON
+	}
+	res, err := parse(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return res, nil
+}
+
+func printPerftest(w io.Writer, r *perftest.Result) error {
+	test := r.Test
+	if test == "" {
+		test = "perftest"
+	}
+	title := test
+	if r.Device != "" {
+		title += " on " + r.Device
+	}
+	if r.LinkType != "" {
+		title += " (" + r.LinkType + ")"
+	}
+	mem := string(r.Mem)
+	if mem == "" {
+		mem = "unknown"
+	}
+	title += ", memory " + mem
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+	t := reports.Table{Title: title}
+	if r.Kind == perftest.KindLat {
+		unit := r.LatencyUnit
+		if unit == "" {
+			unit = "usec"
+		}
+		t.Header = []string{"size", "iterations", "t_min " + unit, "t_typical " + unit, "t_avg " + unit, "t_max " + unit, "99% " + unit}
+		for _, row := range r.Rows {
+			t.Rows = append(t.Rows, []string{reports.SizeString(row.Bytes), strconv.FormatInt(row.Iterations, 10), num(row.TMin), num(row.TTypical), num(row.TAvg), num(row.TMax), num(row.P99)})
+		}
+	} else {
+		t.Header = []string{"size", "iterations", "BW peak Gb/s", "BW average Gb/s", "MsgRate Mpps"}
+		for _, row := range r.Rows {
+			t.Rows = append(t.Rows, []string{reports.SizeString(row.Bytes), strconv.FormatInt(row.Iterations, 10), num(row.BWPeakGbps), num(row.BWAvgGbps), strconv.FormatFloat(row.MsgRateMpps, 'f', -1, 64)})
+		}
+	}
+	if err := t.Render(w, reports.FormatText); err != nil {
+		return err
+	}
+	if r.Kind != perftest.KindLat && len(r.Rows) > 0 {
+		fmt.Fprintf(w, "bandwidth at %s: peak %s Gb/s, average %s Gb/s\n", reports.SizeString(r.MsgSize), num(r.BWPeakGbps), num(r.BWAvgGbps))
+	}
+	if r.MemEvidence != "" {
+		fmt.Fprintf(w, "memory %s: %s\n", mem, r.MemEvidence)
+	}
+	if r.GPU != "" {
+		fmt.Fprintf(w, "GPU: %s\n", r.GPU)
+	}
+	if r.Failed() {
+		fmt.Fprintf(w, "error: %s\n", r.Error)
+		if f := r.Failure; f != nil {
+			fmt.Fprintf(w, "cause (%s): %s\n", f.Kind, f.Cause)
+		}
+	}
+	return nil
+}
