@@ -248,6 +248,24 @@ type Run struct {
 	Duration      float64  `json:"duration_s"`
 	// Log is the raw output, relative to the results directory.
 	Log string `json:"log,omitempty"`
+	// Unit of BusBW when it is not GB/s (perftest reports Gb/s).
+	Unit string `json:"unit,omitempty"`
+	// Mem is where a perftest run's buffers lived: host, cuda,
+	// cuda-dmabuf.
+	Mem string `json:"mem,omitempty"`
+	// Fabric is what the RDMA ports counted during the run.
+	Fabric *Fabric `json:"fabric,omitempty"`
+}
+
+// Fabric is the RDMA port counters' story of one run.
+type Fabric struct {
+	Ports      int               `json:"ports"`                // ports sampled
+	NICBytes   map[string]uint64 `json:"nic_bytes"`            // bytes sent and received per NIC
+	TotalBytes uint64            `json:"total_bytes"`          // all NICs together
+	Unmeasured []string          `json:"unmeasured,omitempty"` // NICs without data counters
+	Errors     []string          `json:"errors,omitempty"`     // error and retransmit counters that grew: "mlx5_1 port 1 symbol_error +12"
+	Congestion []string          `json:"congestion,omitempty"` // ECN/CNP counters that grew
+	Resets     []string          `json:"resets,omitempty"`     // counters that went down (reset during the run)
 }
 
 // Point is one message size of a run.

@@ -8,6 +8,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/harness/perftest"
 	"github.com/gdrcheck/gdrcheck/reports"
 )
 
@@ -54,6 +55,10 @@ type Context struct {
 	NCCL *nccl.Measurements
 	// NCCLErr says why there are none (nccl-tests not found).
 	NCCLErr error
+	// Perftest holds the loopback RDMA runs through each rail NIC, when
+	// the fabric area was selected and perftest was found.
+	Perftest    []perftest.RailRun
+	PerftestErr error
 	// Baseline is the profile matched for the node; nil with the reason
 	// (no match, naming the profile looked for) in BaselineErr.
 	Baseline    *baseline.Baseline

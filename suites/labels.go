@@ -14,6 +14,7 @@ var labels = map[string]string{
 	"bar1":        "BAR1 aperture per GPU: total covers memory, enough free for peer mappings",
 	"collectives": "nccl-tests collectives: the direct path NCCL should take, bus bandwidth against the baseline",
 	"negative":    "forced NCCL fallbacks (P2P, SHM, GDR, IB disabled, remote NIC) are detected",
+	"fabric":      "RDMA rail ports active at their rate, error counters still during the benchmarks, no NIC traffic on NVLink runs, GPU vs host RDMA bandwidth",
 	"container":   "the direct path from inside the workload's container: device nodes, memlock, CAP_IPC_LOCK, RDMA devices, dma-buf export",
 }
 

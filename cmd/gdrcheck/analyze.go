@@ -24,6 +24,7 @@ and says what it shows. FILE "-" reads standard input.
 
   gdrcheck analyze nccl-log FILE      transports per channel, GDR per HCA, verdict
   gdrcheck analyze nccl-tests FILE    the result table of an nccl-tests run
+  gdrcheck analyze perftest FILE      bandwidth, memory and failure of a perftest run
 
 The NCCL log needs NCCL_DEBUG=INFO and, for the per-HCA GDR lines,
 NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,P2P,SHM.
@@ -31,7 +32,7 @@ NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,P2P,SHM.
 Exit 0 when the run looks right (direct path; no nccl-tests failure), 1 when
 it does not (a fallback, a failed run), 2 when the file cannot be read.`,
 	}
-	cmd.AddCommand(newAnalyzeNCCLLogCmd(), newAnalyzeNCCLTestsCmd())
+	cmd.AddCommand(newAnalyzeNCCLLogCmd(), newAnalyzeNCCLTestsCmd(), newAnalyzePerftestCmd())
 	return cmd
 }
 

@@ -33,6 +33,7 @@ type runOptions struct {
 	baselineDir    string
 	allowMissing   bool
 	ncclLauncher   string
+	perftestDir    string
 }
 
 func newRunCmd(o *options) *cobra.Command {
@@ -68,6 +69,7 @@ not be evaluated (no driver, unreadable host, bad input).`,
 	f.StringVar(&r.ncclDir, "nccl-tests-dir", "", "`DIR` holding the cluster's nccl-tests binaries (all_reduce_perf...); default: PATH")
 	f.DurationVar(&r.ncclTimeout, "nccl-timeout", 10*time.Minute, "give up on one nccl-tests run after this long")
 	f.StringVar(&r.ncclLauncher, "nccl-launcher", "", "start nccl-tests through `CMD`, one process per GPU, e.g. \"mpirun --allow-run-as-root -np {gpus}\" (nccl-tests built with MPI=1); default: one process driving every GPU")
+	f.StringVar(&r.perftestDir, "perftest-dir", "", "`DIR` holding perftest (ib_write_bw) for the fabric suite's loopback runs; default: PATH")
 	f.StringVar(&r.baselineDir, "baseline-dir", "", "`DIR` of baseline YAML files (default: the baselines shipped with gdrcheck)")
 	f.BoolVar(&r.allowMissing, "allow-missing-baseline", false, "report measurements of a node no baseline matches instead of failing them")
 	return cmd
@@ -117,6 +119,7 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 		NCCLTestsDir: r.ncclDir,
 		NCCLTimeout:  r.ncclTimeout,
 		NCCLLauncher: r.ncclLauncher,
+		PerftestDir:  r.perftestDir,
 		LogDir:       filepath.Join(r.out, "logs"),
 		BaselineDir:  r.baselineDir,
 		Ctx:          cmd.Context(),

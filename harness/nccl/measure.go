@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/reports"
 )
 
@@ -159,6 +160,9 @@ func (m Measured) Report(suite string, exp Expectation) reports.Run {
 	if res.Err != nil {
 		run.Error = res.Err.Error()
 	}
+	if res.Fabric != nil {
+		run.Fabric = FabricSummary(*res.Fabric)
+	}
 	if res.Log != nil {
 		run.Ranks = res.Log.Ranks
 		run.Transports = res.Log.Transports
@@ -186,4 +190,29 @@ func TransportSummary(t map[string]int) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
+}
+
+// FabricSummary is what results.json keeps of the port counters during a
+// run: the bytes each NIC moved and the counters that grew.
+func FabricSummary(d node.FabricDelta) *reports.Fabric {
+	f := &reports.Fabric{NICBytes: map[string]uint64{}}
+	for _, t := range d.Traffic() {
+		if t.Measured {
+			f.NICBytes[t.NIC] = t.XmitBytes + t.RcvBytes
+		} else {
+			f.Unmeasured = append(f.Unmeasured, t.NIC)
+		}
+	}
+	f.TotalBytes = d.TotalBytes()
+	for _, g := range d.GrownErrors() {
+		f.Errors = append(f.Errors, g.String())
+	}
+	for _, g := range d.Grown(node.ClassCongestion) {
+		f.Congestion = append(f.Congestion, g.String())
+	}
+	for _, g := range d.Resets() {
+		f.Resets = append(f.Resets, g.String())
+	}
+	f.Ports = len(d.Ports)
+	return f
 }

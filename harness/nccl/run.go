@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
 )
 
 // DebugEnv is what every run sets so the log names the transports: INFO
@@ -35,6 +37,9 @@ type Runner struct {
 	// CPU samples host CPU time (busy and total seconds over all CPUs)
 	// around a run; nil leaves utilisation unmeasured.
 	CPU func() (busy, total float64, err error)
+	// Fabric samples the RDMA port counters around a run, so errors and
+	// the bytes that crossed each NIC during it are known; nil skips it.
+	Fabric func() (node.FabricSample, error)
 }
 
 // Spec is one run: which binary, its arguments, and the mode's variables.
@@ -46,12 +51,15 @@ type Spec struct {
 
 // Result is what one run produced.
 type Result struct {
-	Spec     Spec
-	Command  []string
-	Output   []byte // stdout and stderr together: NCCL logs to stdout
-	Tests    *TestsResult
-	Log      *LogSummary
-	CPUPct   *float64
+	Spec    Spec
+	Command []string
+	Output  []byte // stdout and stderr together: NCCL logs to stdout
+	Tests   *TestsResult
+	Log     *LogSummary
+	CPUPct  *float64
+	// Fabric is what the RDMA ports counted during the run; nil when not
+	// sampled.
+	Fabric   *node.FabricDelta
 	Duration time.Duration
 	// Err is why the run failed: the binary missing, a non-zero exit, a
 	// timeout, or an output that does not parse.
@@ -104,9 +112,20 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 	if r.CPU != nil {
 		b0, t0, cpuErr = r.CPU()
 	}
+	var before node.FabricSample
+	var fabricErr error = errors.New("not sampled")
+	if r.Fabric != nil {
+		before, fabricErr = r.Fabric()
+	}
 	start := time.Now()
 	runErr := cmd.Run()
 	res.Duration = time.Since(start)
+	if r.Fabric != nil && (fabricErr == nil || errors.Is(fabricErr, node.ErrAbsent)) {
+		if after, err := r.Fabric(); err == nil || errors.Is(err, node.ErrAbsent) {
+			d := node.Delta(before, after)
+			res.Fabric = &d
+		}
+	}
 	if r.CPU != nil && cpuErr == nil {
 		if b1, t1, err := r.CPU(); err == nil && t1 > t0 {
 			pct := 100 * (b1 - b0) / (t1 - t0)

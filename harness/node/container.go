@@ -44,6 +44,9 @@ type DeviceNode struct {
 	Openable bool   `json:"openable"`
 	Error    string `json:"error,omitempty"` // why it could not be opened
 	Errno    int    `json:"errno,omitempty"`
+	// Denied is an open refused with EPERM although the node exists and
+	// root asked: a cgroup device rule, not file permissions.
+	Denied bool `json:"denied,omitempty"`
 }
 
 // Unlimited reports an unlimited RLIMIT_MEMLOCK.
@@ -173,6 +176,7 @@ func probeDevice(d *DeviceNode) {
 		var errno syscall.Errno
 		if errors.As(err, &errno) {
 			d.Errno = int(errno)
+			d.Denied = errno == syscall.EPERM
 		}
 		return
 	}

@@ -4,63 +4,23 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
 	"github.com/gdrcheck/gdrcheck/harness/perftest"
 )
 
 const corpus = "../../fixtures/corpus/perftest/"
 
-var (
-	buildOnce sync.Once
-	fakeBin   string
-	buildErr  error
-)
-
-// fakePerftest builds fixtures/fakebin/perftest once per test binary and
-// returns a Runner whose Dir holds it as each named binary, replaying
-// recordings (keyed "<binary>-<mem>", values files to replay).
+// fakePerftest returns a Runner whose Dir holds the fake perftest
+// (fixtures/fakebin/perftest) as each named binary, replaying recordings
+// (keyed "<binary>-<mem>", values files to replay).
 func fakePerftest(t *testing.T, binaries []string, recordings map[string]string) perftest.Runner {
 	t.Helper()
-	buildOnce.Do(func() {
-		d, err := os.MkdirTemp("", "gdrcheck-fake-perftest-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		fakeBin = filepath.Join(d, "perftest")
-		cmd := exec.Command("go", "build", "-o", fakeBin, ".")
-		cmd.Dir = "../../fixtures/fakebin/perftest"
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = errors.New(err.Error() + ": " + string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building the fake perftest: %v", buildErr)
-	}
-	dir := t.TempDir()
-	for _, b := range binaries {
-		if err := os.Symlink(fakeBin, filepath.Join(dir, b)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	rec := t.TempDir()
-	for k, f := range recordings {
-		abs, err := filepath.Abs(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Symlink(abs, filepath.Join(rec, k+".txt")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return perftest.Runner{Dir: dir, Env: []string{"GDRCHECK_FAKE_PERFTEST_DIR=" + rec}, Timeout: time.Minute}
+	dir, env := fakebin.Perftest(t, binaries, recordings)
+	return perftest.Runner{Dir: dir, Env: env, Timeout: time.Minute}
 }
 
 // freePort is a TCP port nothing listens on, so tests can run their

@@ -22,6 +22,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/harness/perftest"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/suites"
 
@@ -29,6 +30,7 @@ import (
 	_ "github.com/gdrcheck/gdrcheck/suites/bar1"
 	_ "github.com/gdrcheck/gdrcheck/suites/collectives"
 	_ "github.com/gdrcheck/gdrcheck/suites/container"
+	_ "github.com/gdrcheck/gdrcheck/suites/fabric"
 	_ "github.com/gdrcheck/gdrcheck/suites/kernel"
 	_ "github.com/gdrcheck/gdrcheck/suites/negative"
 	_ "github.com/gdrcheck/gdrcheck/suites/topology"
@@ -58,6 +60,8 @@ type Options struct {
 	NCCLLauncher string
 	// LogDir receives each benchmark's raw output; empty keeps none.
 	LogDir string
+	// PerftestDir holds ib_write_bw & co.; empty searches PATH.
+	PerftestDir string
 	// Ctx cancels the benchmarks (SIGINT, SIGTERM); nil never cancels.
 	Ctx context.Context
 	// BaselineDir holds the baseline YAML files; empty uses the ones
@@ -129,6 +133,10 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 				}
 			}
 		}
+		if contains(opt.Suites, "fabric") && len(ev.NICs) > 0 && ev.Fatal() == nil {
+			sc.Perftest, sc.PerftestErr = measureRails(opt, h, ev)
+			n.Runs = append(n.Runs, railRuns(sc.Perftest, n.Name)...)
+		}
 		if sc.Baseline != nil {
 			n.Profile = sc.Baseline.Profile.Name
 			n.Facts = append(n.Facts, reports.Fact{Name: "profile", Value: n.Profile})
@@ -155,7 +163,7 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 // direct sweep of every collective present, then the forced fallbacks the
 // node's topology allows.
 func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseline) (*nccl.Measurements, error) {
-	r := nccl.Runner{Dir: opt.NCCLTestsDir, CPU: h.CPUTimes, Timeout: opt.NCCLTimeout}
+	r := nccl.Runner{Dir: opt.NCCLTestsDir, CPU: h.CPUTimes, Fabric: h.FabricCounters, Timeout: opt.NCCLTimeout}
 	gpusPerProcess := len(ev.GPUs)
 	if opt.NCCLLauncher != "" {
 		l := strings.ReplaceAll(opt.NCCLLauncher, "{gpus}", strconv.Itoa(len(ev.GPUs)))
@@ -180,6 +188,51 @@ func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseli
 		}
 	}
 	return nccl.Measure(ctx, r, plan, exp, why, opt.Progress), nil
+}
+
+// measureRails runs ib_write_bw in loopback through every rail NIC, with
+// host memory and with the memory of the first GPU that uses the rail.
+func measureRails(opt Options, h node.Host, ev *node.Evidence) ([]perftest.RailRun, error) {
+	r := perftest.Runner{Dir: opt.PerftestDir, Timeout: 2 * time.Minute}
+	if _, err := r.Lookup("ib_write_bw"); err != nil {
+		return nil, err
+	}
+	var rails []perftest.Rail
+	seen := map[string]bool{}
+	for _, g := range ev.GPUs {
+		if p, ok := ev.PreferredPath(g.BusID); ok && !seen[p.NIC] && g.Index >= 0 {
+			seen[p.NIC] = true
+			rails = append(rails, perftest.Rail{NIC: p.NIC, GPU: g.Index, GPUBusID: g.BusID})
+		}
+	}
+	ctx := opt.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return perftest.MeasureRails(ctx, r, rails, h.FabricCounters, opt.Progress), nil
+}
+
+// railRuns turns loopback runs into results.json runs, bandwidth in Gb/s.
+func railRuns(rs []perftest.RailRun, nodeName string) []reports.Run {
+	var out []reports.Run
+	for _, rr := range rs {
+		run := reports.Run{Suite: "fabric", Tool: rr.Result.Spec.Binary, Op: "write_bw", Mode: "loopback " + rr.Rail.NIC,
+			Mem: string(rr.Mem), Unit: "Gb/s", Nodes: []string{nodeName}, Duration: rr.Result.Duration.Seconds()}
+		if p := rr.Result.Result; p != nil {
+			run.BusBW = p.BWAvgGbps
+			if p.MsgSize > 0 {
+				run.Points = []reports.Point{{Size: p.MsgSize, BusBW: p.BWAvgGbps}}
+			}
+		}
+		if rr.Result.Err != nil {
+			run.Error = rr.Result.Err.Error()
+		}
+		if rr.Fabric != nil {
+			run.Fabric = nccl.FabricSummary(*rr.Fabric)
+		}
+		out = append(out, run)
+	}
+	return out
 }
 
 // remoteNIC is a NIC far from GPU 0 (another socket, else another root

@@ -8,7 +8,6 @@ package container
 import (
 	"fmt"
 	"strings"
-	"syscall"
 
 	. "github.com/onsi/ginkgo/v2"
 
@@ -170,7 +169,7 @@ func deviceProblem(d node.DeviceNode, env map[string]string, variable string) (s
 		return fmt.Sprintf("%s for %s is missing: %s", d.Path, d.For, why), true
 	}
 	cause := CausePermission
-	if syscall.Errno(d.Errno) == syscall.EPERM {
+	if d.Denied {
 		cause = CauseCgroup
 	}
 	suites.Note("cause: %s", cause)

@@ -1,0 +1,200 @@
+// Package fabric holds the specs that keep a network problem from being
+// blamed on the direct-memory path, and the other way round: rail ports
+// up at their rate, error counters still while the benchmarks ran, no NIC
+// traffic in a single-node run that should stay on NVLink, and RDMA from
+// GPU memory against RDMA from host memory through each rail.
+package fabric
+
+import (
+	"fmt"
+	"sort"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/gdrcheck/gdrcheck/harness/nccl"
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/harness/perftest"
+	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/suites"
+)
+
+// strayBytes is how much a NIC may move during an NVLink run before it
+// counts as a wrong path: management traffic (IPoIB, subnet manager) is
+// small; a collective staged through the NIC moves gigabytes.
+const strayBytes = 64 << 20
+
+var _ = suites.Describe("fabric", func() {
+	var ev *node.Evidence
+	var c *suites.Context
+
+	BeforeEach(func() {
+		c = suites.Current()
+		ev = c.Evidence
+	})
+
+	noNICs := func() {
+		if len(ev.NICs) == 0 {
+			Skip("no RDMA devices on this node (no /sys/class/infiniband entries): no fabric to check")
+		}
+	}
+
+	It("has every rail port active at its expected rate", func() {
+		noNICs()
+		rails := railNICs(ev)
+		if len(rails) == 0 {
+			Skip("no GPU has a preferred NIC: no rails")
+		}
+		var want float64
+		if b := c.Baseline; b != nil && b.Profile.NIC.RateGbps > 0 {
+			want = b.Profile.NIC.RateGbps
+			suites.Note("expected rate %g Gb/s (baseline %s)", want, b.Profile.Name)
+		} else {
+			suites.Note("no baseline NIC rate: the port state alone is checked")
+		}
+		var bad []string
+		for _, pc := range node.CheckNICPorts(rails, func(string, node.NICPort) float64 { return want }) {
+			suites.Record(reports.Metric{Name: "port_rate", Value: pc.RateGbps, Unit: "Gb/s", Subject: fmt.Sprintf("%s port %d", pc.NIC, pc.Port)})
+			for _, p := range pc.Problems {
+				bad = append(bad, fmt.Sprintf("%s port %d: %s", pc.NIC, pc.Port, p))
+			}
+		}
+		suites.FailIf(bad)
+	})
+
+	It("keeps the error counters still while the benchmarks run", func() {
+		noNICs()
+		runs := measured(c)
+		if len(runs) == 0 {
+			Skip("no benchmark ran (select collectives, or give the fabric suite perftest)")
+		}
+		var bad []string
+		for _, r := range runs {
+			for _, g := range r.fabric.GrownErrors() {
+				bad = append(bad, fmt.Sprintf("%s grew during %s", g, r.name))
+			}
+			for _, g := range r.fabric.Grown(node.ClassCongestion) {
+				suites.Note("congestion during %s: %s", r.name, g)
+			}
+		}
+		suites.FailIf(bad)
+	})
+
+	It("moves nothing through a NIC in a single-node run that stays on NVLink", func() {
+		m := c.NCCL
+		if m == nil || m.Expectation.P2P != nccl.ExpectYes {
+			if m == nil {
+				Skip("no collective ran on this node")
+			}
+			Skip("the GPUs are not NVLink peers: a single-node run may use the network")
+		}
+		var bad []string
+		checked := 0
+		for _, r := range m.Runs {
+			if r.Mode.Name != nccl.ModeDirect.Name || r.Result.Fabric == nil {
+				continue
+			}
+			checked++
+			total := r.Result.Fabric.TotalBytes()
+			suites.Record(reports.Metric{Name: "nic_bytes", Value: float64(total), Unit: "B", Subject: r.Op + "_perf"})
+			for _, t := range r.Result.Fabric.Traffic() {
+				if t.Measured && t.XmitBytes+t.RcvBytes > strayBytes {
+					bad = append(bad, fmt.Sprintf("%d MiB crossed %s during %s_perf; a single-node run between NVLink peers should not touch a NIC", (t.XmitBytes+t.RcvBytes)>>20, t.NIC, r.Op))
+				}
+			}
+		}
+		if checked == 0 {
+			Skip("no direct collective was sampled")
+		}
+		if len(ev.NICs) == 0 {
+			suites.Note("nothing crossed a NIC: the node has no RDMA NICs (0 bytes in %d runs)", checked)
+		}
+		suites.FailIf(bad)
+	})
+
+	It("reaches with GPU memory the RDMA bandwidth it reaches with host memory", func() {
+		noNICs()
+		if c.Perftest == nil {
+			why := "perftest did not run"
+			if c.PerftestErr != nil {
+				why = c.PerftestErr.Error()
+			}
+			Skip(why)
+		}
+		limit := 0.9
+		if b := c.Baseline; b != nil {
+			if cmp, ok := b.Compare("rdma.write_bw.gpu_host_ratio", 0, 0); ok {
+				limit = cmp.Low
+			}
+		}
+		host := map[string]float64{}
+		var bad []string
+		for _, r := range c.Perftest {
+			if r.Result.Err != nil {
+				if r.Mem == perftest.MemHost || r.Mem == perftest.MemCUDADMABuf && ev.Mechanism().Mechanism == node.MechanismDMABuf || r.Mem == perftest.MemCUDA && ev.Mechanism().Mechanism == node.MechanismPeermem {
+					bad = append(bad, fmt.Sprintf("ib_write_bw through %s with %s memory failed: %v; %s", r.Rail.NIC, r.Mem, r.Result.Err, ev.BAR1State(r.Rail.GPUBusID)))
+				} else {
+					suites.Note("ib_write_bw through %s with %s memory failed (not this node's mechanism): %v", r.Rail.NIC, r.Mem, r.Result.Err)
+				}
+				continue
+			}
+			bw := r.Result.Result.BWAvgGbps
+			suites.Record(reports.Metric{Name: "rdma_write_bw", Value: bw, Unit: "Gb/s", Subject: fmt.Sprintf("%s %s", r.Rail.NIC, r.Mem)})
+			if r.Mem == perftest.MemHost {
+				host[r.Rail.NIC] = bw
+				continue
+			}
+			if h := host[r.Rail.NIC]; h > 0 {
+				ratio := bw / h
+				mt := reports.Metric{Name: "gpu_host_ratio", Value: ratio, Subject: fmt.Sprintf("%s %s", r.Rail.NIC, r.Mem), Baseline: &limit, Verdict: "pass"}
+				if ratio < limit {
+					mt.Verdict = "fail"
+					bad = append(bad, fmt.Sprintf("%s: %s memory reaches %.1f Gb/s, %.2f of host memory's %.1f; expected at least %.2f", r.Rail.NIC, r.Mem, bw, ratio, h, limit))
+				}
+				suites.Record(mt)
+			}
+			if cmp, ok := suites.Compare("rdma.write_bw.gdr", bw, 0); ok && r.Mem != perftest.MemHost && !cmp.Pass {
+				bad = append(bad, fmt.Sprintf("%s: %s memory reaches %.1f Gb/s; baseline %s expects %s", r.Rail.NIC, r.Mem, bw, suites.Profile(), cmp.Band()))
+			}
+		}
+		suites.FailIf(bad)
+	})
+})
+
+// railNICs are the NICs some GPU prefers.
+func railNICs(ev *node.Evidence) []node.NIC {
+	var out []node.NIC
+	seen := map[string]bool{}
+	for _, p := range ev.Paths {
+		if p.Preferred && !seen[p.NIC] {
+			seen[p.NIC] = true
+			if n, ok := ev.NIC(p.NIC); ok {
+				out = append(out, n)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+type sampledRun struct {
+	name   string
+	fabric node.FabricDelta
+}
+
+// measured lists every benchmark run with a counter sample.
+func measured(c *suites.Context) []sampledRun {
+	var out []sampledRun
+	if c.NCCL != nil {
+		for _, r := range c.NCCL.Runs {
+			if r.Result.Fabric != nil {
+				out = append(out, sampledRun{fmt.Sprintf("%s_perf (%s)", r.Op, r.Mode.Name), *r.Result.Fabric})
+			}
+		}
+	}
+	for _, r := range c.Perftest {
+		if r.Fabric != nil {
+			out = append(out, sampledRun{fmt.Sprintf("ib_write_bw through %s (%s)", r.Rail.NIC, r.Mem), *r.Fabric})
+		}
+	}
+	return out
+}
