@@ -117,7 +117,7 @@ func TestContainerSuiteNamesTheCauseOfEachRestriction(t *testing.T) {
 		want    map[string]string // spec -> text its message must hold
 	}{
 		{"one GPU's device node hidden", []string{"nvidia1"}, "", false, map[string]string{
-			"opens the device node of every GPU": "/dev/nvidia1 for GPU 1 0000:19:00.0 is missing: device not exposed (NVIDIA_VISIBLE_DEVICES=all leaves it out, or the runtime did not mount it)",
+			"opens the device node of every GPU": "/dev/nvidia1 for GPU 1 0000:19:00.0 is missing: device not exposed (not mounted into this container; NVIDIA_VISIBLE_DEVICES=all)",
 		}},
 		{"/dev/infiniband hidden", []string{"infiniband"}, "", false, map[string]string{
 			"opens the RDMA device nodes of every rail NIC": "/dev/infiniband/uverbs0 for NIC mlx5_0 is missing: device not exposed",

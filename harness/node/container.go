@@ -59,11 +59,32 @@ const containerRecording = "gdrcheck/container.json"
 // NICs by; unset or "void" ones explain missing devices.
 var ContainerVariables = []string{"NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES", "MELLANOX_VISIBLE_DEVICES"}
 
+// DeviceView is /dev as the process found it before any NVIDIA library
+// ran: NVML and libcuda, running as root, create the /dev/nvidiaN nodes
+// they miss, which would hide exactly what the container suite looks for.
+type DeviceView map[string]DeviceNode
+
+// ObserveDevices stats and opens every NVIDIA and RDMA device node now;
+// call it before collecting evidence.
+func ObserveDevices() DeviceView {
+	v := DeviceView{}
+	for _, pat := range []string{"/dev/nvidia*", "/dev/infiniband/*"} {
+		matches, _ := filepath.Glob(pat)
+		for _, m := range matches {
+			d := DeviceNode{Path: m}
+			probeDevice(&d)
+			v[m] = d
+		}
+	}
+	return v
+}
+
 // CollectContainer reads the container facts of the running process: its
-// /dev, rlimits, capabilities and environment, with the GPUs and rail NICs
-// taken from the evidence. For a recorded node with a container recording,
-// that recording is used instead.
-func (h Host) CollectContainer(e *Evidence) (ContainerFacts, error) {
+// /dev (as seen before the libraries ran, when view is given), rlimits,
+// capabilities and environment, with the GPUs and rail NICs taken from the
+// evidence. For a recorded node with a container recording, that recording
+// is used instead.
+func (h Host) CollectContainer(e *Evidence, view DeviceView) (ContainerFacts, error) {
 	if !h.Live() {
 		b, err := os.ReadFile(h.path(containerRecording))
 		if err == nil {
@@ -83,7 +104,19 @@ func (h Host) CollectContainer(e *Evidence) (ContainerFacts, error) {
 	}
 	c.Devices = expectedDevices(e)
 	for i := range c.Devices {
-		probeDevice(&c.Devices[i])
+		d := &c.Devices[i]
+		if view == nil {
+			probeDevice(d)
+			continue
+		}
+		if seen, ok := view[d.Path]; ok {
+			d.Present, d.Openable, d.Error, d.Errno, d.Denied = seen.Present, seen.Openable, seen.Error, seen.Errno, seen.Denied
+			continue
+		}
+		d.Error = "absent when gdrcheck started"
+		if _, err := os.Stat(d.Path); err == nil {
+			d.Error += " (the NVIDIA libraries created it since: a workload running as root would too, one without CAP_MKNOD would not)"
+		}
 	}
 	var rl unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_MEMLOCK, &rl); err != nil {

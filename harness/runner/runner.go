@@ -92,6 +92,11 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 	}
 	n := reports.Node{Started: res.Started}
 	var ev *node.Evidence
+	// /dev before NVML runs: it creates device nodes it misses.
+	var devs node.DeviceView
+	if contains(opt.Suites, "container") {
+		devs = node.ObserveDevices()
+	}
 	h, err := node.Open(opt.HostRoot)
 	if err != nil {
 		n.Name = nodeName(opt.NodeName, "")
@@ -107,7 +112,7 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 			ev.ProbeGPUDirect(src.GPUDirect, src.GPUDirectErr)
 		}
 		if contains(opt.Suites, "container") && ev.Fatal() == nil {
-			c, err := h.CollectContainer(ev)
+			c, err := h.CollectContainer(ev, devs)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -163,7 +163,7 @@ func deviceProblem(d node.DeviceNode, env map[string]string, variable string) (s
 		case v == "void" || v == "none" || v == "":
 			why += fmt.Sprintf(" (%s=%q exposes none)", variable, v)
 		default:
-			why += fmt.Sprintf(" (%s=%s leaves it out, or the runtime did not mount it)", variable, v)
+			why += fmt.Sprintf(" (not mounted into this container; %s=%s)", variable, v)
 		}
 		suites.Note("cause: %s", CauseNotExposed)
 		return fmt.Sprintf("%s for %s is missing: %s", d.Path, d.For, why), true
