@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -114,21 +115,32 @@ type Counts struct {
 	Tests, Failed, Skipped, Passed int
 }
 
+// Counts totals a suite's specs.
+func (s Suite) Counts() Counts {
+	var c Counts
+	for _, sp := range s.Specs {
+		c.Tests++
+		switch sp.State {
+		case StatePassed:
+			c.Passed++
+		case StateSkipped, StatePending:
+			c.Skipped++
+		default:
+			c.Failed++
+		}
+	}
+	return c
+}
+
 // Counts totals a node's specs.
 func (n Node) Counts() Counts {
 	var c Counts
 	for _, s := range n.Suites {
-		for _, sp := range s.Specs {
-			c.Tests++
-			switch sp.State {
-			case StatePassed:
-				c.Passed++
-			case StateSkipped, StatePending:
-				c.Skipped++
-			default:
-				c.Failed++
-			}
-		}
+		sc := s.Counts()
+		c.Tests += sc.Tests
+		c.Passed += sc.Passed
+		c.Skipped += sc.Skipped
+		c.Failed += sc.Failed
 	}
 	return c
 }
@@ -207,6 +219,26 @@ func WriteFile(path string, data []byte) error {
 		return fmt.Errorf("writing %q: %w", path, err)
 	}
 	return nil
+}
+
+// WriteAll writes results.json, junit.xml and report.html into dir, each
+// atomically: the files every run and every job leaves.
+func (r *Results) WriteAll(dir string, jo JUnitOptions) error {
+	if err := r.Write(filepath.Join(dir, "results.json")); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, r, jo); err != nil {
+		return err
+	}
+	if err := WriteFile(filepath.Join(dir, "junit.xml"), buf.Bytes()); err != nil {
+		return err
+	}
+	buf.Reset()
+	if err := WriteHTML(&buf, r); err != nil {
+		return err
+	}
+	return WriteFile(filepath.Join(dir, "report.html"), buf.Bytes())
 }
 
 // Write writes results.json atomically.

@@ -67,17 +67,7 @@ func SummaryTable(r *Results) Table {
 			t.Rows = append(t.Rows, []string{n.Name, "-", "0", "1", "0", n.Status})
 		}
 		for _, s := range n.Suites {
-			var c Counts
-			for _, sp := range s.Specs {
-				switch sp.State {
-				case StatePassed:
-					c.Passed++
-				case StateSkipped, StatePending:
-					c.Skipped++
-				default:
-					c.Failed++
-				}
-			}
+			c := s.Counts()
 			status := "PASS"
 			if c.Failed > 0 {
 				status = "FAIL"

@@ -223,26 +223,6 @@ func sortedNames(m map[string]string) []string {
 	return out
 }
 
-// WriteReports writes the merged results.json, junit.xml and report.html
-// into dir, each atomically.
-func WriteReports(dir string, res *reports.Results, jo reports.JUnitOptions) error {
-	if err := res.Write(filepath.Join(dir, resultsFile)); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := reports.WriteJUnit(&buf, res, jo); err != nil {
-		return err
-	}
-	if err := reports.WriteFile(filepath.Join(dir, "junit.xml"), buf.Bytes()); err != nil {
-		return err
-	}
-	buf.Reset()
-	if err := reports.WriteHTML(&buf, res); err != nil {
-		return err
-	}
-	return reports.WriteFile(filepath.Join(dir, "report.html"), buf.Bytes())
-}
-
 // FailedNodes maps each node that failed or never reported to a short
 // reason, for draining.
 func FailedNodes(res *reports.Results) map[string]string {

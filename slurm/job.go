@@ -90,7 +90,7 @@ func (l *Leader) Run(ctx context.Context) (*reports.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := WriteReports(l.Out, res, reports.JUnitOptions{}); err != nil {
+	if err := res.WriteAll(l.Out, reports.JUnitOptions{}); err != nil {
 		return nil, err
 	}
 	if l.Config.DrainOnFail {
@@ -223,6 +223,9 @@ func (l *Leader) runArgs(out, nodeName string, suites []string) []string {
 	}
 	if c.NCCLTestsDir != "" {
 		run = append(run, "--nccl-tests-dir", c.NCCLTestsDir)
+	}
+	if c.PerftestDir != "" {
+		run = append(run, "--perftest-dir", c.PerftestDir)
 	}
 	if c.BaselineDir != "" {
 		run = append(run, "--baseline-dir", c.BaselineDir)

@@ -161,6 +161,7 @@ func (s *Submission) Render(version string) (string, error) {
 type JobConfig struct {
 	Suites               []string
 	NCCLTestsDir         string
+	PerftestDir          string
 	BaselineDir          string
 	GPUsPerNode          int           // ranks per node for the multi-node collectives
 	StepTimeout          time.Duration // watchdog of the node suites step
@@ -172,7 +173,7 @@ type JobConfig struct {
 
 // Validate checks the job's values.
 func (c JobConfig) Validate() error {
-	for flag, v := range map[string]string{"nccl-tests-dir": c.NCCLTestsDir, "baseline-dir": c.BaselineDir} {
+	for flag, v := range map[string]string{"nccl-tests-dir": c.NCCLTestsDir, "perftest-dir": c.PerftestDir, "baseline-dir": c.BaselineDir} {
 		if err := checkWord(flag, v); err != nil {
 			return err
 		}
@@ -198,6 +199,9 @@ func (c JobConfig) Args() []string {
 	}
 	if c.NCCLTestsDir != "" {
 		a = append(a, "--nccl-tests-dir", c.NCCLTestsDir)
+	}
+	if c.PerftestDir != "" {
+		a = append(a, "--perftest-dir", c.PerftestDir)
 	}
 	if c.BaselineDir != "" {
 		a = append(a, "--baseline-dir", c.BaselineDir)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,43 +8,8 @@ import (
 	"testing"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/harness/node/nodetest"
 )
-
-// publicMatrix reads the GPU rows of an `nvidia-smi topo -m` capture:
-// "GPU<i>" -> NIC name -> class.
-func publicMatrix(t *testing.T, path string) map[string]map[string]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var header []string
-	legend := map[string]string{}
-	rows := map[string][]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		switch {
-		case len(fs) > 0 && fs[0] == "GPU0" && header == nil:
-			header = fs
-		case len(fs) > 1 && strings.HasPrefix(fs[0], "GPU") && header != nil:
-			rows[fs[0]] = fs[1:]
-		case len(fs) == 2 && strings.HasPrefix(fs[0], "NIC") && strings.HasSuffix(fs[0], ":"):
-			legend[strings.TrimSuffix(fs[0], ":")] = fs[1]
-		}
-	}
-	out := map[string]map[string]string{}
-	for gpu, row := range rows {
-		out[gpu] = map[string]string{}
-		for i, col := range header {
-			if strings.HasPrefix(col, "NIC") {
-				out[gpu][legend[col]] = row[i]
-			}
-		}
-	}
-	return out
-}
 
 func TestInventoryJSONOfTheDGXLikeNodeMatchesThePublicMatrixPairByPair(t *testing.T) {
 	r := gdrcheck(t, "inventory", "--host-root", nodes+"h100x8-nvswitch-cx7-pix.ttar", "--format", "json")
@@ -68,7 +32,7 @@ func TestInventoryJSONOfTheDGXLikeNodeMatchesThePublicMatrixPairByPair(t *testin
 	if err := json.Unmarshal([]byte(r.stdout), &inv); err != nil {
 		t.Fatalf("inventory JSON: %v\n%s", err, r.stdout)
 	}
-	want := publicMatrix(t, "../../fixtures/corpus/nvidia-smi-topo/gke-a4-b200-8gpu-nv18-8nic-cx7-pix-node-sys.txt")
+	want := nodetest.TopoMatrix(t, "../../fixtures/corpus/nvidia-smi-topo/gke-a4-b200-8gpu-nv18-8nic-cx7-pix-node-sys.txt")
 	if len(inv.GPUs) != 8 || len(inv.Paths) != 64 || len(want) != 8 {
 		t.Fatalf("%d GPUs, %d pairs; public matrix %d rows", len(inv.GPUs), len(inv.Paths), len(want))
 	}

@@ -56,6 +56,7 @@ func newJobCmd() *cobra.Command {
 	f.StringVar(&l.Out, "out", "", "job directory")
 	f.StringSliceVar(&l.Config.Suites, "suites", nil, "node suites")
 	f.StringVar(&l.Config.NCCLTestsDir, "nccl-tests-dir", "", "nccl-tests on the nodes")
+	f.StringVar(&l.Config.PerftestDir, "perftest-dir", "", "`DIR` of perftest (ib_write_bw) on the nodes, for the fabric suite")
 	f.StringVar(&l.Config.BaselineDir, "baseline-dir", "", "baselines")
 	f.IntVar(&l.Config.GPUsPerNode, "gpus-per-node", 0, "ranks per node for the multi-node collectives")
 	f.DurationVar(&l.Config.StepTimeout, "step-timeout", time.Hour, "node suites watchdog")
@@ -84,7 +85,7 @@ prints the tables. Use it on the directory of a job that was killed or lost.`,
 			if err != nil {
 				return &exitError{code: reports.ExitUnevaluable, err: err}
 			}
-			if err := slurm.WriteReports(args[0], res, reports.JUnitOptions{}); err != nil {
+			if err := res.WriteAll(args[0], reports.JUnitOptions{}); err != nil {
 				return err
 			}
 			if err := printTables(cmd.OutOrStdout(), res, format); err != nil {

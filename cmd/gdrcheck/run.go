@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -130,7 +129,7 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	if ev != nil {
 		fmt.Fprintf(stdout, "node %s: driver %s, kernel %s, %d GPU(s), %d RDMA NIC(s)\n", res.Nodes[0].Name, orDash(ev.Host.DriverVersion), orDash(ev.Host.Kernel), len(ev.GPUs), len(ev.NICs))
 	}
-	if err := writeReports(r.out, res, reports.JUnitOptions{TestcaseProperties: r.tcProps}); err != nil {
+	if err := res.WriteAll(r.out, reports.JUnitOptions{TestcaseProperties: r.tcProps}); err != nil {
 		return err
 	}
 	if err := printTables(stdout, res, r.format); err != nil {
@@ -178,25 +177,6 @@ func readInventory(path string) (node.Inventory, error) {
 		return inv, fmt.Errorf("--expect %s: %w", path, err)
 	}
 	return inv, nil
-}
-
-// writeReports writes results.json and junit.xml into dir, each atomically.
-func writeReports(dir string, res *reports.Results, jo reports.JUnitOptions) error {
-	if err := res.Write(filepath.Join(dir, "results.json")); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := reports.WriteJUnit(&buf, res, jo); err != nil {
-		return err
-	}
-	if err := reports.WriteFile(filepath.Join(dir, "junit.xml"), buf.Bytes()); err != nil {
-		return err
-	}
-	buf.Reset()
-	if err := reports.WriteHTML(&buf, res); err != nil {
-		return err
-	}
-	return reports.WriteFile(filepath.Join(dir, "report.html"), buf.Bytes())
 }
 
 func printTables(w io.Writer, res *reports.Results, format string) error {

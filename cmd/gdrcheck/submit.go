@@ -102,6 +102,7 @@ node could not be evaluated or never reported.`,
 	f.StringVar(&s.Gdrcheck, "gdrcheck", "", "path of gdrcheck as the nodes see it (default: this binary)")
 	f.StringSliceVar(&s.Job.Suites, "suites", nil, "node suites to run (default: all)")
 	f.StringVar(&s.Job.NCCLTestsDir, "nccl-tests-dir", "", "`DIR` of the cluster's nccl-tests on the nodes")
+	f.StringVar(&s.Job.PerftestDir, "perftest-dir", "", "`DIR` of perftest (ib_write_bw) on the nodes, for the fabric suite")
 	f.StringVar(&s.Job.BaselineDir, "baseline-dir", "", "`DIR` of baseline YAML files (default: the shipped ones)")
 	f.DurationVar(&s.Job.StepTimeout, "step-timeout", time.Hour, "watchdog for the node suites step: a node still running after this long is stopped and reported")
 	f.StringArrayVar(&s.Job.NCCLSrunArgs, "nccl-srun-arg", nil, "extra srun option for the multi-node nccl-tests steps, e.g. --mpi=pmix (repeatable)")
@@ -161,7 +162,7 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 			}
 			return &exitError{code: reports.ExitUnevaluable, err: err}
 		}
-		if err := slurm.WriteReports(dir, res, reports.JUnitOptions{}); err != nil {
+		if err := res.WriteAll(dir, reports.JUnitOptions{}); err != nil {
 			return err
 		}
 	}

@@ -1,9 +1,7 @@
 package node_test
 
 import (
-	"bufio"
-	"os"
-	"strings"
+	"fmt"
 	"testing"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
@@ -25,46 +23,6 @@ func collect(t *testing.T, build func(dir string) (*nodetest.Tree, error)) *node
 	return node.Collect(h, node.DefaultSources(h))
 }
 
-// topoMatrix reads the GPU rows of an `nvidia-smi topo -m` output: GPU
-// index -> NIC name -> class.
-func topoMatrix(t *testing.T, path string) map[int]map[string]string {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var header []string
-	nicNames := map[string]string{}
-	rows := map[string][]string{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		switch {
-		case len(fs) > 0 && fs[0] == "GPU0" && header == nil:
-			header = fs
-		case len(fs) > 1 && strings.HasPrefix(fs[0], "GPU") && header != nil:
-			rows[fs[0]] = fs[1:]
-		case len(fs) == 2 && strings.HasPrefix(fs[0], "NIC") && strings.HasSuffix(fs[0], ":"):
-			nicNames[strings.TrimSuffix(fs[0], ":")] = fs[1]
-		}
-	}
-	out := map[int]map[string]string{}
-	for g := 0; ; g++ {
-		row, ok := rows["GPU"+string(rune('0'+g))]
-		if !ok {
-			break
-		}
-		out[g] = map[string]string{}
-		for i, col := range header {
-			if strings.HasPrefix(col, "NIC") && i < len(row) {
-				out[g][nicNames[col]] = row[i]
-			}
-		}
-	}
-	return out
-}
-
 func TestH100x8PathsMatchThePublicMatrixTheFixtureWasModelledOn(t *testing.T) {
 	ev := collect(t, func(d string) (*nodetest.Tree, error) { return nodetest.H100x8(d) })
 	if err := ev.Fatal(); err != nil {
@@ -73,12 +31,12 @@ func TestH100x8PathsMatchThePublicMatrixTheFixtureWasModelledOn(t *testing.T) {
 	if len(ev.GPUs) != 8 || len(ev.NICs) != 8 || len(ev.Paths) != 64 {
 		t.Fatalf("got %d GPUs, %d NICs, %d paths; want 8, 8, 64", len(ev.GPUs), len(ev.NICs), len(ev.Paths))
 	}
-	want := topoMatrix(t, "../../fixtures/corpus/nvidia-smi-topo/gke-a4-b200-8gpu-nv18-8nic-cx7-pix-node-sys.txt")
+	want := nodetest.TopoMatrix(t, "../../fixtures/corpus/nvidia-smi-topo/gke-a4-b200-8gpu-nv18-8nic-cx7-pix-node-sys.txt")
 	if len(want) != 8 {
 		t.Fatalf("parsed %d GPU rows from the public matrix", len(want))
 	}
 	for _, p := range ev.Paths {
-		if w := want[p.GPUIndex][p.NIC]; string(p.Class) != w {
+		if w := want[fmt.Sprintf("GPU%d", p.GPUIndex)][p.NIC]; string(p.Class) != w {
 			t.Errorf("GPU%d -> %s: %s, public matrix says %s", p.GPUIndex, p.NIC, p.Class, w)
 		}
 	}

@@ -31,14 +31,14 @@ var _ = suites.Describe("bar1", func() {
 		var bad []string
 		for _, g := range ev.GPUs {
 			if g.BAR1 == nil {
-				bad = append(bad, fmt.Sprintf("%s: NVML gave no BAR1 information", name(g)))
+				bad = append(bad, fmt.Sprintf("%s: NVML gave no BAR1 information", suites.GPUName(g)))
 				continue
 			}
 			for _, m := range []struct {
 				n string
 				v uint64
 			}{{"bar1_total", g.BAR1.TotalMiB}, {"bar1_used", g.BAR1.UsedMiB}, {"bar1_free", g.BAR1.FreeMiB}} {
-				suites.Record(reports.Metric{Name: m.n, Value: float64(m.v), Unit: "MiB", Subject: name(g)})
+				suites.Record(reports.Metric{Name: m.n, Value: float64(m.v), Unit: "MiB", Subject: suites.GPUName(g)})
 			}
 		}
 		suites.FailIf(bad)
@@ -54,7 +54,7 @@ var _ = suites.Describe("bar1", func() {
 				continue
 			}
 			if g.BAR1.TotalMiB < g.MemoryMiB {
-				bad = append(bad, fmt.Sprintf("%s: BAR1 %d MiB cannot map its %d MiB of memory; expected a large BAR (total >= memory)", name(g), g.BAR1.TotalMiB, g.MemoryMiB))
+				bad = append(bad, fmt.Sprintf("%s: BAR1 %d MiB cannot map its %d MiB of memory; expected a large BAR (total >= memory)", suites.GPUName(g), g.BAR1.TotalMiB, g.MemoryMiB))
 			}
 		}
 		suites.FailIf(bad)
@@ -68,7 +68,7 @@ var _ = suites.Describe("bar1", func() {
 		var bad []string
 		for _, g := range ev.GPUs {
 			if g.BAR1 != nil && g.BAR1.TotalMiB < uint64(b.BAR1.MinTotalMiB) {
-				bad = append(bad, fmt.Sprintf("%s: BAR1 %d MiB; baseline %s expects at least %d MiB", name(g), g.BAR1.TotalMiB, b.Profile.Name, b.BAR1.MinTotalMiB))
+				bad = append(bad, fmt.Sprintf("%s: BAR1 %d MiB; baseline %s expects at least %d MiB", suites.GPUName(g), g.BAR1.TotalMiB, b.Profile.Name, b.BAR1.MinTotalMiB))
 			}
 		}
 		suites.FailIf(bad)
@@ -81,16 +81,9 @@ var _ = suites.Describe("bar1", func() {
 				continue
 			}
 			if g.BAR1.FreeMiB < cfg.BAR1MinFreeMiB {
-				bad = append(bad, fmt.Sprintf("%s: %d MiB of BAR1 free (%d of %d MiB used); expected at least %d MiB", name(g), g.BAR1.FreeMiB, g.BAR1.UsedMiB, g.BAR1.TotalMiB, cfg.BAR1MinFreeMiB))
+				bad = append(bad, fmt.Sprintf("%s: %d MiB of BAR1 free (%d of %d MiB used); expected at least %d MiB", suites.GPUName(g), g.BAR1.FreeMiB, g.BAR1.UsedMiB, g.BAR1.TotalMiB, cfg.BAR1MinFreeMiB))
 			}
 		}
 		suites.FailIf(bad)
 	})
 })
-
-func name(g node.GPU) string {
-	if g.Index < 0 {
-		return "GPU " + g.BusID
-	}
-	return fmt.Sprintf("GPU %d %s", g.Index, g.BusID)
-}

@@ -42,11 +42,11 @@ var _ = suites.Describe("topology", func() {
 		for _, g := range ev.GPUs {
 			p, ok := ev.PreferredPath(g.BusID)
 			if !ok {
-				bad = append(bad, fmt.Sprintf("%s has no path to any NIC", gpuName(g)))
+				bad = append(bad, fmt.Sprintf("%s has no path to any NIC", suites.GPUName(g)))
 				continue
 			}
 			if p.Class.Rank() > cfg.MaxGDRPath.Rank() {
-				bad = append(bad, fmt.Sprintf("%s -> %s is %s; GDR expected at %s", gpuName(g), p.NIC, p.Class, allowed(cfg.MaxGDRPath)))
+				bad = append(bad, fmt.Sprintf("%s -> %s is %s; GDR expected at %s", suites.GPUName(g), p.NIC, p.Class, allowed(cfg.MaxGDRPath)))
 			}
 		}
 		suites.Record(reports.Metric{Name: "gpus_within_gdr_path", Value: float64(len(ev.GPUs) - len(bad)), Unit: "GPUs"})
@@ -65,7 +65,7 @@ var _ = suites.Describe("topology", func() {
 				continue
 			}
 			n, _ := ev.NIC(p.NIC)
-			bad = append(bad, fmt.Sprintf("%s is on NUMA node %d, its NIC %s on %d; expected the same node", gpuName(g), g.NUMANode, p.NIC, n.NUMANode))
+			bad = append(bad, fmt.Sprintf("%s is on NUMA node %d, its NIC %s on %d; expected the same node", suites.GPUName(g), g.NUMANode, p.NIC, n.NUMANode))
 		}
 		suites.FailIf(bad)
 	})
@@ -74,7 +74,7 @@ var _ = suites.Describe("topology", func() {
 		var bad []string
 		for _, g := range ev.GPUs {
 			if down, what := g.Downtrained(); down {
-				bad = append(bad, fmt.Sprintf("%s link is downtrained in %s: %s; expected %s", gpuName(g), what, linkNow(g), linkMax(g)))
+				bad = append(bad, fmt.Sprintf("%s link is downtrained in %s: %s; expected %s", suites.GPUName(g), what, linkNow(g), linkMax(g)))
 			}
 		}
 		for _, n := range ev.NICs {
@@ -112,7 +112,7 @@ var _ = suites.Describe("topology", func() {
 		var bad []string
 		for _, g := range ev.GPUs {
 			if g.IOMMU.Mode == node.IOMMUTranslating {
-				bad = append(bad, fmt.Sprintf("%s is in IOMMU group %s with a %s domain (translating); expected off or passthrough (iommu=pt)", gpuName(g), g.IOMMU.Group, g.IOMMU.Type))
+				bad = append(bad, fmt.Sprintf("%s is in IOMMU group %s with a %s domain (translating); expected off or passthrough (iommu=pt)", suites.GPUName(g), g.IOMMU.Group, g.IOMMU.Type))
 			}
 		}
 		for _, n := range ev.NICs {
@@ -143,7 +143,7 @@ var _ = suites.Describe("topology", func() {
 			}
 			checked++
 			if p.P2PRead != "OK" || p.P2PWrite != "OK" {
-				bad = append(bad, fmt.Sprintf("%s <-> %s: P2P read %s, write %s; expected OK over NVLink", gpuName(a), gpuName(b), p.P2PRead, p.P2PWrite))
+				bad = append(bad, fmt.Sprintf("%s <-> %s: P2P read %s, write %s; expected OK over NVLink", suites.GPUName(a), suites.GPUName(b), p.P2PRead, p.P2PWrite))
 			}
 		}
 		suites.Record(reports.Metric{Name: "nvlink_pairs_checked", Value: float64(checked), Unit: "pairs"})
@@ -161,13 +161,6 @@ var _ = suites.Describe("topology", func() {
 		suites.FailIf(drift)
 	})
 })
-
-func gpuName(g node.GPU) string {
-	if g.Index < 0 {
-		return "GPU " + g.BusID
-	}
-	return fmt.Sprintf("GPU %d %s", g.Index, g.BusID)
-}
 
 func allowed(max node.PathClass) string {
 	var ok []string
@@ -229,9 +222,9 @@ func diagnostics(ev *node.Evidence) string {
 			bar1 = fmt.Sprintf("BAR1 %d/%d MiB used, %d free", g.BAR1.UsedMiB, g.BAR1.TotalMiB, g.BAR1.FreeMiB)
 		}
 		if ok {
-			fmt.Fprintf(&b, "  %s NUMA %d -> %s %s via %s; %s\n", gpuName(g), g.NUMANode, p.NIC, p.Class, strings.Join(p.Bridges, " "), bar1)
+			fmt.Fprintf(&b, "  %s NUMA %d -> %s %s via %s; %s\n", suites.GPUName(g), g.NUMANode, p.NIC, p.Class, strings.Join(p.Bridges, " "), bar1)
 		} else {
-			fmt.Fprintf(&b, "  %s NUMA %d -> none; %s\n", gpuName(g), g.NUMANode, bar1)
+			fmt.Fprintf(&b, "  %s NUMA %d -> none; %s\n", suites.GPUName(g), g.NUMANode, bar1)
 		}
 	}
 	for _, a := range ev.ACS {
