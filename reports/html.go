@@ -136,7 +136,7 @@ func newHTMLPage(r *Results) *htmlPage {
 		p.Scaling = scalingCharts(groups)
 	}
 	// The tables gdrcheck run prints, in its order.
-	for _, t := range []Table{SummaryTable(r), ScalingTable(r), FallbackTable(r), ComparisonTable(r), FailuresTable(r)} {
+	for _, t := range []Table{SummaryTable(r), ScalingTable(r), FallbackTable(r), ComparisonTable(r), RDMATable(r), ContainerTable(r), FailuresTable(r)} {
 		if len(t.Rows) == 0 {
 			continue
 		}
@@ -443,6 +443,9 @@ func sizeCharts(runs []Run, multiNode bool) []*sizeChart {
 	var order []key
 	by := map[key][]Run{}
 	for _, r := range runs {
+		if r.Unit != "" {
+			continue // perftest runs are in Gb/s: their table says it
+		}
 		k := key{op: r.Op}
 		if multiNode {
 			k.suite = r.Suite

@@ -306,3 +306,25 @@ func causeOf(sp Spec) string {
 	}
 	return strings.Join(causes, ", ")
 }
+
+// RDMATable lists the loopback RDMA runs through each rail NIC: bandwidth
+// with host memory against GPU memory, and the failures with their cause.
+func RDMATable(r *Results) Table {
+	t := Table{Title: "RDMA through each rail (ib_write_bw loopback)", Header: []string{"node", "nic", "memory", "bw Gb/s", "at size", "verdict"}}
+	for _, n := range r.Nodes {
+		for _, run := range n.Runs {
+			if run.Suite != "fabric" || run.Unit != "Gb/s" {
+				continue
+			}
+			at, verdict := "-", "ok"
+			if len(run.Points) > 0 {
+				at = SizeString(run.Points[len(run.Points)-1].Size)
+			}
+			if run.Error != "" {
+				verdict = "error: " + firstLine(run.Error)
+			}
+			t.Rows = append(t.Rows, []string{n.Name, strings.TrimPrefix(run.Mode, "loopback "), dash(run.Mem), fixed(run.BusBW, 2), at, verdict})
+		}
+	}
+	return t
+}
