@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,7 +157,7 @@ func missingReason(dir, node string, steps []Step, note string, readErr error) s
 		step = "container-suite"
 	}
 	for _, s := range steps {
-		if s.Name != step || !contains(s.Nodes, strings.TrimSuffix(node, reports.ContainerSuffix)) {
+		if s.Name != step || !slices.Contains(s.Nodes, strings.TrimSuffix(node, reports.ContainerSuffix)) {
 			continue
 		}
 		switch {
@@ -203,24 +203,6 @@ func logTail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, " | ")
-}
-
-func contains(s []string, x string) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
-func sortedNames(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // FailedNodes maps each node that failed or never reported to a short

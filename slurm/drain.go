@@ -3,6 +3,8 @@ package slurm
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -36,7 +38,7 @@ func (c Client) Drain(ctx context.Context, failed map[string]string) ([]DrainRes
 		byName[r["NodeName"]] = r
 	}
 	var out []DrainResult
-	for _, name := range sortedNames(failed) {
+	for _, name := range slices.Sorted(maps.Keys(failed)) {
 		r, ok := byName[name]
 		if !ok {
 			out = append(out, DrainResult{name, "skipped", "Slurm does not know the node"})

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -167,7 +168,7 @@ func (l *Leader) srun(ctx context.Context, name string, nodes []string, timeout 
 func (l *Leader) nodeSuites(ctx context.Context, nodes []string) {
 	c := l.Config
 	suites := c.Suites
-	if l.ContainerImage != "" && len(suites) > 0 && !contains(suites, "container") {
+	if l.ContainerImage != "" && len(suites) > 0 && !slices.Contains(suites, "container") {
 		suites = append(append([]string{}, suites...), "container")
 	}
 	args := l.stepArgs(nodes, "%N.log")

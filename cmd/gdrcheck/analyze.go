@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -83,7 +84,7 @@ gdr_hcas, verdict and reasons.`,
 				}
 			case "text":
 				t := reports.Table{Title: fmt.Sprintf("NCCL %s, network %s: %s", orDash(s.NCCLVersion), orDash(s.Network), s.Outcome), Header: []string{"transport", "connections"}}
-				for _, c := range sortedKeys(s.Transports) {
+				for _, c := range slices.Sorted(maps.Keys(s.Transports)) {
 					t.Rows = append(t.Rows, []string{c, strconv.Itoa(s.Transports[c])})
 				}
 				if err := t.Render(w, reports.FormatText); err != nil {
@@ -173,13 +174,4 @@ failures.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	return cmd
-}
-
-func sortedKeys(m map[string]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

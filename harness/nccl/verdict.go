@@ -2,6 +2,7 @@ package nccl
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,7 +91,7 @@ func (s *LogSummary) Verdict(exp Expectation) Verdict {
 		g.other += u.OtherLinks
 	}
 	var fallback, direct []string
-	for _, label := range sortedKeys(groups) {
+	for _, label := range slices.Sorted(maps.Keys(groups)) {
 		g := groups[label]
 		r := fmt.Sprintf("%d of %d connections used %s", g.n, total, g.label)
 		if !g.direct {
@@ -265,13 +266,4 @@ func joinAnd(items []string) string {
 		return strings.Join(items, "")
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

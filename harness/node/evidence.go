@@ -3,7 +3,9 @@ package node
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -233,7 +235,7 @@ func mergeGPUs(h Host, nv []GPU, sys map[string]PCIDevice) ([]GPU, error) {
 		}
 		out = append(out, g)
 	}
-	for _, addr := range sortedKeys(sys) {
+	for _, addr := range slices.Sorted(maps.Keys(sys)) {
 		if seen[addr] {
 			continue
 		}

@@ -3,7 +3,9 @@ package node
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -193,7 +195,7 @@ func (h Host) FabricCounters() (FabricSample, error) {
 		if err != nil {
 			return s, fmt.Errorf("reading RDMA device %s under %q: %w", name, h.sys("class", "infiniband", name), err)
 		}
-		for _, num := range sortedPorts(dev.Ports) {
+		for _, num := range slices.Sorted(maps.Keys(dev.Ports)) {
 			p := dev.Ports[num]
 			s.Ports = append(s.Ports, portCounters(name, &p))
 		}

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/Mellanox/rdmamap"
@@ -76,7 +78,7 @@ func (h Host) NICs(pci map[string]PCIDevice, rm RDMAMapping) ([]NIC, error) {
 		if pd, ok := pci[n.BusID]; ok {
 			n.NUMANode, n.CPUList, n.Link = pd.NUMA, pd.CPUList, pd.Link
 		}
-		for _, num := range sortedPorts(dev.Ports) {
+		for _, num := range slices.Sorted(maps.Keys(dev.Ports)) {
 			p := dev.Ports[num]
 			n.Ports = append(n.Ports, NICPort{
 				Port:      p.Port,
@@ -101,15 +103,6 @@ func (h Host) NICs(pci map[string]PCIDevice, rm RDMAMapping) ([]NIC, error) {
 		nics = append(nics, n)
 	}
 	return nics, nil
-}
-
-func sortedPorts[V any](m map[uint]V) []uint {
-	out := make([]uint, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }
 
 // netdevPCI maps each network interface to the PCI function behind it
@@ -140,7 +133,7 @@ func readRDMAMap(netdevPCI map[string]string) RDMAMapping {
 	for _, dev := range rdmamap.GetRdmaDeviceList() {
 		m[dev] = RDMAMapEntry{CharDevices: rdmamap.GetRdmaCharDevices(dev)}
 	}
-	for _, ifc := range sortedKeys(netdevPCI) {
+	for _, ifc := range slices.Sorted(maps.Keys(netdevPCI)) {
 		for _, dev := range rdmamap.GetRdmaDevicesForPcidev(netdevPCI[ifc]) {
 			e := m[dev]
 			e.NetDevs = append(e.NetDevs, ifc)

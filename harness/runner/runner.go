@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -94,7 +95,7 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 	var ev *node.Evidence
 	// /dev before NVML runs: it creates device nodes it misses.
 	var devs node.DeviceView
-	if contains(opt.Suites, "container") {
+	if slices.Contains(opt.Suites, "container") {
 		devs = node.ObserveDevices()
 	}
 	h, err := node.Open(opt.HostRoot)
@@ -111,7 +112,7 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 		if suites.NeedProbe(opt.Suites) {
 			ev.ProbeGPUDirect(src.GPUDirect, src.GPUDirectErr)
 		}
-		if contains(opt.Suites, "container") && ev.Fatal() == nil {
+		if slices.Contains(opt.Suites, "container") && ev.Fatal() == nil {
 			c, err := h.CollectContainer(ev, devs)
 			if err != nil {
 				return nil, nil, err
@@ -138,7 +139,7 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 				}
 			}
 		}
-		if contains(opt.Suites, "fabric") && len(ev.NICs) > 0 && ev.Fatal() == nil {
+		if slices.Contains(opt.Suites, "fabric") && len(ev.NICs) > 0 && ev.Fatal() == nil {
 			sc.Perftest, sc.PerftestErr = measureRails(opt, h, ev)
 			n.Runs = append(n.Runs, railRuns(sc.Perftest, n.Name)...)
 		}
@@ -358,15 +359,6 @@ func ncclVersion(m *nccl.Measurements) string {
 		}
 	}
 	return ""
-}
-
-func contains(s []string, x string) bool {
-	for _, v := range s {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 func nodeName(flag, hostname string) string {
