@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,22 +74,12 @@ ticket); anything else writes a directory. Run it as root: PCI config space
 	return cmd
 }
 
-// writeArchive packs dir into a ttar file atomically.
+// writeArchive packs dir into a ttar file atomically. A node's recording
+// is a few hundred KiB, so it is packed in memory first.
 func writeArchive(path, dir string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := ttar.Write(tmp, dir); err != nil {
-		tmp.Close()
+	var buf bytes.Buffer
+	if err := ttar.Write(&buf, dir); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return reports.WriteFile(path, buf.Bytes())
 }
