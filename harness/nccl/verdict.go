@@ -21,6 +21,14 @@ type Verdict struct {
 	Reasons []string `json:"reasons"` // short, stable sentences with classes and counts
 }
 
+// Reason is the first reason, for a one-line failure message.
+func (v Verdict) Reason() string {
+	if len(v.Reasons) == 0 {
+		return "no reason given"
+	}
+	return v.Reasons[0]
+}
+
 // Expect is what the topology says about one kind of path.
 type Expect int8
 

@@ -57,7 +57,7 @@ var _ = suites.Describe("collectives", func() {
 			v := r.Result.Log.Verdict(m.Expectation)
 			suites.Note("%s_perf: %s (%s)", r.Op, v.Verdict, nccl.TransportSummary(r.Result.Log.Transports))
 			if v.Verdict != nccl.VerdictDirect {
-				bad = append(bad, fmt.Sprintf("%s_perf path is %s: %s", r.Op, v.Verdict, first(v.Reasons)))
+				bad = append(bad, fmt.Sprintf("%s_perf path is %s: %s", r.Op, v.Verdict, v.Reason()))
 			}
 		}
 		suites.FailIf(bad)
@@ -97,11 +97,4 @@ func direct(m *nccl.Measurements) []nccl.Measured {
 		}
 	}
 	return out
-}
-
-func first(s []string) string {
-	if len(s) == 0 {
-		return "no reason given"
-	}
-	return s[0]
 }

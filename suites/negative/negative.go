@@ -38,7 +38,7 @@ var _ = suites.Describe("negative", func() {
 		}
 		suites.Note("direct: %s (%s)", v.Verdict, nccl.TransportSummary(d.Result.Log.Transports))
 		if v.Verdict != nccl.VerdictDirect {
-			Fail(fmt.Sprintf("the reference run is not direct (%s): %s; forced fallbacks cannot be judged against it", v.Verdict, first(v.Reasons)))
+			Fail(fmt.Sprintf("the reference run is not direct (%s): %s; forced fallbacks cannot be judged against it", v.Verdict, v.Reason()))
 		}
 	})
 
@@ -134,11 +134,4 @@ func orNone(s string) string {
 		return "no channel lines"
 	}
 	return s
-}
-
-func first(s []string) string {
-	if len(s) == 0 {
-		return "no reason given"
-	}
-	return s[0]
 }
