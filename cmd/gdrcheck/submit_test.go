@@ -74,6 +74,12 @@ func submitJob(t *testing.T, c *localcluster.Cluster, nodeRoots map[string]strin
 	recs := fakebin.H200Recordings(recorded)
 	recs["all_reduce-direct-n2"] = "../../fixtures/corpus/nccl-tests/all_reduce_perf-gcp-a3mega-h100-2node-16rank.txt"
 	recs["all_reduce-direct-n4"] = "../../fixtures/corpus/nccl-tests/all_reduce_perf-coreweave-h100-64gpu-sharp-elided.txt"
+	return submitJobWith(t, c, recs, nodeRoots, extraEnv, args...)
+}
+
+// submitJobWith is submitJob with the nccl-tests recordings given.
+func submitJobWith(t *testing.T, c *localcluster.Cluster, recs, nodeRoots map[string]string, extraEnv map[string]map[string]string, args ...string) (result, *reports.Results, string) {
+	t.Helper()
 	fake, fakeEnv := fakebin.NCCLTests(t, []string{"all_reduce_perf", "all_gather_perf", "sendrecv_perf"}, recs)
 	env := map[string]map[string]string{"*": {}}
 	for _, e := range fakeEnv {
