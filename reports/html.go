@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // WriteHTML writes the results as one self-contained HTML page for people:
@@ -20,7 +22,7 @@ import (
 // the plots are inline SVG drawn here, with no script, font or link to
 // fetch. Everything that comes from the results is escaped by
 // html/template, and the output depends on nothing but r.
-func WriteHTML(w io.Writer, r *Results) error {
+func WriteHTML(w io.Writer, r *results.Results) error {
 	var buf bytes.Buffer
 	if err := htmlTemplate.Execute(&buf, newHTMLPage(r)); err != nil {
 		return fmt.Errorf("rendering HTML: %w", err)
@@ -38,9 +40,9 @@ var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 
 // exitMeaning says what each exit code tells a CI gate.
 var exitMeaning = map[int]string{
-	ExitPassed:      "every spec passed",
-	ExitFailed:      "a spec failed",
-	ExitUnevaluable: "a node could not be evaluated or never reported",
+	results.ExitPassed:      "every spec passed",
+	results.ExitFailed:      "a spec failed",
+	results.ExitUnevaluable: "a node could not be evaluated or never reported",
 }
 
 type htmlPage struct {
@@ -54,7 +56,7 @@ type htmlPage struct {
 	Verdict  string // PASS, FAIL, UNEVALUABLE
 	Class    string // good, bad
 	Meaning  string
-	Totals   Counts
+	Totals   results.Counts
 	Nodes    []htmlNode
 	Across   []*sizeChart // busbw vs size of the multi-node runs
 	Scaling  []*lineChart // busbw and efficiency vs node count
@@ -68,8 +70,8 @@ type htmlNode struct {
 	Class    string
 	Reason   string
 	Profile  string
-	Facts    []Fact
-	Counts   Counts
+	Facts    []results.Fact
+	Counts   results.Counts
 	Suites   []htmlSuite
 	Failures []htmlSpec
 	Warnings []htmlSpec
@@ -98,7 +100,7 @@ type htmlCell struct {
 	Text, Class string
 }
 
-func newHTMLPage(r *Results) *htmlPage {
+func newHTMLPage(r *results.Results) *htmlPage {
 	p := &htmlPage{
 		Version:  dash(r.Tool.Version),
 		Command:  commandLine(r.Tool.Args),
@@ -112,9 +114,9 @@ func newHTMLPage(r *Results) *htmlPage {
 		p.Duration = r.Finished.Sub(r.Started).Round(100 * time.Millisecond).String()
 	}
 	switch p.Exit {
-	case ExitPassed:
+	case results.ExitPassed:
 		p.Verdict, p.Class = "PASS", "good"
-	case ExitFailed:
+	case results.ExitFailed:
 		p.Verdict, p.Class = "FAIL", "bad"
 	default:
 		p.Verdict, p.Class = "UNEVALUABLE", "bad"
@@ -145,12 +147,12 @@ func newHTMLPage(r *Results) *htmlPage {
 	return p
 }
 
-func newHTMLNode(n Node) htmlNode {
+func newHTMLNode(n results.Node) htmlNode {
 	hn := htmlNode{
 		Name: n.Name, Status: n.Status, Reason: n.Reason, Counts: n.Counts(),
 		Profile: n.Profile, Class: "good",
 	}
-	if n.Status != NodeEvaluated {
+	if n.Status != results.NodeEvaluated {
 		hn.Class = "bad"
 		hn.Counts.Tests++
 		hn.Counts.Failed++
@@ -168,13 +170,13 @@ func newHTMLNode(n Node) htmlNode {
 		for _, sp := range s.Specs {
 			one := htmlSpec{Suite: s.Name, Name: sp.Name, State: sp.State, Message: sp.Message, Location: sp.Location, Output: truncate(sp.Output, 16<<10)}
 			switch sp.State {
-			case StatePassed:
+			case results.StatePassed:
 				hs.Passed++
 				for _, w := range sp.Warnings() {
 					one.Message = w
 					hn.Warnings = append(hn.Warnings, one)
 				}
-			case StateSkipped, StatePending:
+			case results.StateSkipped, results.StatePending:
 				hs.Skipped++
 				hn.Skipped = append(hn.Skipped, one)
 			default:
@@ -230,7 +232,7 @@ func cellClass(s string) string {
 	switch strings.ToLower(s) {
 	case "pass", "passed", "detected", "direct":
 		return "good"
-	case "fail", "failed", "not detected", "fallback", NodeUnevaluable, NodeMissing:
+	case "fail", "failed", "not detected", "fallback", results.NodeUnevaluable, results.NodeMissing:
 		return "bad"
 	}
 	if strings.HasPrefix(s, "error: ") {
@@ -438,10 +440,10 @@ type bar struct {
 // run with points is a series (on a node the direct run first, across
 // nodes the fewest nodes first), and every run compared with a baseline
 // adds its band at the size it was compared at, the largest it ran.
-func sizeCharts(runs []Run, multiNode bool) []*sizeChart {
+func sizeCharts(runs []results.Run, multiNode bool) []*sizeChart {
 	type key struct{ suite, op string }
 	var order []key
-	by := map[key][]Run{}
+	by := map[key][]results.Run{}
 	for _, r := range runs {
 		if r.Unit != "" {
 			continue // perftest runs are in Gb/s: their table says it
@@ -475,7 +477,7 @@ func sizeCharts(runs []Run, multiNode bool) []*sizeChart {
 // nodes the node count, numbered when a count ran more than once on the
 // same nodes, or the nodes themselves when runs at one count used
 // different nodes (pairwise).
-func runNames(runs []Run, multiNode bool) []string {
+func runNames(runs []results.Run, multiNode bool) []string {
 	names := make([]string, len(runs))
 	byCount := map[int][]int{}
 	for i, r := range runs {
@@ -511,7 +513,7 @@ func runNames(runs []Run, multiNode bool) []string {
 }
 
 // opOrder lists the ops of runs in the order they first appear.
-func opOrder(runs []Run) []string {
+func opOrder(runs []results.Run) []string {
 	var ops []string
 	seen := map[string]bool{}
 	for _, r := range runs {
@@ -526,7 +528,7 @@ func opOrder(runs []Run) []string {
 // maxLegend caps a legend; the series past it are summed up in one line.
 const maxLegend = 8
 
-func sizeChartOf(suite, op string, runs []Run, multiNode bool) *sizeChart {
+func sizeChartOf(suite, op string, runs []results.Run, multiNode bool) *sizeChart {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	ymax := 0.0
 	for _, r := range runs {
@@ -582,7 +584,7 @@ func sizeChartOf(suite, op string, runs []Run, multiNode bool) *sizeChart {
 			}
 			cx, cy := x(float64(p.Size)), y(p.BusBW)
 			pts = append(pts, px(cx)+","+px(cy))
-			s.Markers = append(s.Markers, marker{X: cx, Y: cy, Title: fmt.Sprintf("%s %s: %s GB/s", name, SizeString(p.Size), fixed(p.BusBW, 2))})
+			s.Markers = append(s.Markers, marker{X: cx, Y: cy, Title: fmt.Sprintf("%s %s: %s GB/s", name, results.SizeString(p.Size), fixed(p.BusBW, 2))})
 		}
 		what := name
 		if r.Transport != "" {
@@ -593,7 +595,7 @@ func sizeChartOf(suite, op string, runs []Run, multiNode bool) *sizeChart {
 			c.Caption = append(c.Caption, what+": error: "+firstLine(r.Error))
 		case len(r.Points) > 0:
 			last := r.Points[len(r.Points)-1]
-			c.Caption = append(c.Caption, fmt.Sprintf("%s: %s GB/s at %s", what, fixed(r.BusBW, 2), SizeString(last.Size)))
+			c.Caption = append(c.Caption, fmt.Sprintf("%s: %s GB/s at %s", what, fixed(r.BusBW, 2), results.SizeString(last.Size)))
 		}
 		if len(pts) == 0 {
 			continue
@@ -609,9 +611,9 @@ func sizeChartOf(suite, op string, runs []Run, multiNode bool) *sizeChart {
 		x0, x1 := x(at/math.Sqrt2), min(x(at*math.Sqrt2), c.F.R)
 		c.Bands = append(c.Bands, band{
 			X: x0, W: x1 - x0, X2: x1, Y: y(b.High), H: y(b.Low) - y(b.High), ExpY: y(b.Expected),
-			Title: fmt.Sprintf("%s baseline %s at %s: expected %s, band %s to %s GB/s", name, b.Profile, SizeString(int64(at)), fixed(b.Expected, 2), fixed(b.Low, 2), fixed(b.High, 2)),
+			Title: fmt.Sprintf("%s baseline %s at %s: expected %s, band %s to %s GB/s", name, b.Profile, results.SizeString(int64(at)), fixed(b.Expected, 2), fixed(b.Low, 2), fixed(b.High, 2)),
 		})
-		c.Caption = append(c.Caption, fmt.Sprintf("baseline %s for %s at %s: expected %s GB/s (shaded %s to %s, dashed: expected)", b.Profile, name, SizeString(int64(at)), fixed(b.Expected, 2), fixed(b.Low, 2), fixed(b.High, 2)))
+		c.Caption = append(c.Caption, fmt.Sprintf("baseline %s for %s at %s: expected %s GB/s (shaded %s to %s, dashed: expected)", b.Profile, name, results.SizeString(int64(at)), fixed(b.Expected, 2), fixed(b.Low, 2), fixed(b.High, 2)))
 	}
 	if len(c.Series) == 0 {
 		return nil
@@ -646,7 +648,7 @@ func octaveTicks(lo, hi float64, pos func(float64) float64) []tick {
 		}
 		tk := tick{Pos: pos(float64(o))}
 		if o%step == 0 {
-			tk.Label = SizeString(int64(1) << o)
+			tk.Label = results.SizeString(int64(1) << o)
 		}
 		t = append(t, tk)
 	}
@@ -681,11 +683,11 @@ func tickLabel(v float64) string {
 
 // fallbackCharts draws, per op that ran under a forced mode, a bar per
 // mode: bus bandwidth with the ratio to direct, and host CPU use.
-func fallbackCharts(n Node) []*barChart {
+func fallbackCharts(n results.Node) []*barChart {
 	var charts []*barChart
 	for _, op := range opOrder(n.Runs) {
-		var direct *Run
-		var forced []Run
+		var direct *results.Run
+		var forced []results.Run
 		for i, r := range n.Runs {
 			switch {
 			case r.Op != op:
@@ -702,14 +704,14 @@ func fallbackCharts(n Node) []*barChart {
 		}
 		rows := forced
 		if direct != nil {
-			rows = append([]Run{*direct}, forced...)
+			rows = append([]results.Run{*direct}, forced...)
 		}
 		charts = append(charts, barChartOf(n, op, rows))
 	}
 	return charts
 }
 
-func barChartOf(n Node, op string, runs []Run) *barChart {
+func barChartOf(n results.Node, op string, runs []results.Run) *barChart {
 	const rowH, barH, top = 40.0, 22.0, 30.0
 	c := &barChart{
 		Title:   op + ": direct vs forced fallback",
@@ -807,7 +809,7 @@ type scaling struct {
 type scalePoint struct {
 	Nodes, Ranks int
 	BusBW        float64
-	Baseline     *Band // of a run at this count, if it was compared
+	Baseline     *results.Band // of a run at this count, if it was compared
 	// Efficiency is busbw over the busbw at Ref nodes, %; HasEff is false
 	// below Ref.
 	Efficiency float64
@@ -821,17 +823,17 @@ type scalePoint struct {
 // network (as the Slurm scaling specs judge it), or at the fewest nodes
 // when none ran on 2. Repeated runs at one count contribute their median;
 // failed runs none.
-func scalingGroups(runs []Run) []scaling {
+func scalingGroups(runs []results.Run) []scaling {
 	type key struct{ suite, op, mode string }
 	var order []key
-	by := map[key]map[int][]Run{}
+	by := map[key]map[int][]results.Run{}
 	for _, r := range runs {
 		if r.Error != "" || len(r.Nodes) == 0 {
 			continue
 		}
 		k := key{r.Suite, r.Op, r.Mode}
 		if by[k] == nil {
-			by[k] = map[int][]Run{}
+			by[k] = map[int][]results.Run{}
 			order = append(order, k)
 		}
 		by[k][len(r.Nodes)] = append(by[k][len(r.Nodes)], r)
@@ -856,7 +858,7 @@ func scalingGroups(runs []Run) []scaling {
 			rs := by[k][n]
 			bws := make([]float64, len(rs))
 			ranks := 0
-			var band *Band
+			var band *results.Band
 			for i, r := range rs {
 				bws[i] = r.BusBW
 				ranks = max(ranks, r.Ranks)

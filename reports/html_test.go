@@ -11,11 +11,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 const h200Results = "../fixtures/results/h200x2-nv18-collectives-negative.results.json"
 
-func renderHTML(t *testing.T, r *Results) string {
+func renderHTML(t *testing.T, r *results.Results) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := WriteHTML(&buf, r); err != nil {
@@ -24,9 +26,9 @@ func renderHTML(t *testing.T, r *Results) string {
 	return buf.String()
 }
 
-func readH200(t *testing.T) *Results {
+func readH200(t *testing.T) *results.Results {
 	t.Helper()
-	r, err := Read(h200Results)
+	r, err := results.Read(h200Results)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +137,7 @@ var pointsRe = regexp.MustCompile(`points="([^"]*)"`)
 var viewBoxRe = regexp.MustCompile(`viewBox="0 0 ([0-9.]+) ([0-9.]+)"`)
 
 func TestHTMLPlotsStayInsideTheirViewBox(t *testing.T) {
-	for _, r := range []*Results{readH200(t), scalingResults()} {
+	for _, r := range []*results.Results{readH200(t), scalingResults()} {
 		for _, s := range checkSVGs(t, renderHTML(t, r)) {
 			vb := viewBoxRe.FindStringSubmatch(s)
 			w, _ := strconv.ParseFloat(vb[1], 64)
@@ -155,32 +157,32 @@ func TestHTMLPlotsStayInsideTheirViewBox(t *testing.T) {
 }
 
 // hostile is results whose every string tries to break out of the page.
-func hostile() *Results {
+func hostile() *results.Results {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	x := `"><script>alert(1)</script><img src=x onerror=alert(2)>`
 	ratio, cpu := 0.1, 5.0
-	return &Results{
-		Schema: Schema, Started: t0, Finished: t0.Add(time.Second),
-		Tool: Tool{Version: "</title><script>alert(3)</script>", Args: []string{"run", "--node-name", x}, Suites: []string{x}},
-		Nodes: []Node{{
-			Name: "<script>alert(4)</script>", Status: NodeEvaluated, Profile: x,
-			Facts: []Fact{{x, "http://evil.example/x.js"}, {"driver", "</td></tr></table><link rel=stylesheet href=https://evil.example/a.css>"}},
-			Suites: []Suite{{Name: x, Specs: []Spec{
-				{Name: x, State: StateFailed, Message: "</pre><script>alert(5)</script>\n<b>x</b>", Location: x, Output: "]]></svg><script>alert(6)</script>"},
-				{Name: x, State: StatePassed, Notes: []string{"WARNING: <iframe src=https://evil.example>"}},
-				{Name: x, State: StateSkipped, Message: x},
+	return &results.Results{
+		Schema: results.Schema, Started: t0, Finished: t0.Add(time.Second),
+		Tool: results.Tool{Version: "</title><script>alert(3)</script>", Args: []string{"run", "--node-name", x}, Suites: []string{x}},
+		Nodes: []results.Node{{
+			Name: "<script>alert(4)</script>", Status: results.NodeEvaluated, Profile: x,
+			Facts: []results.Fact{{Name: x, Value: "http://evil.example/x.js"}, {Name: "driver", Value: "</td></tr></table><link rel=stylesheet href=https://evil.example/a.css>"}},
+			Suites: []results.Suite{{Name: x, Specs: []results.Spec{
+				{Name: x, State: results.StateFailed, Message: "</pre><script>alert(5)</script>\n<b>x</b>", Location: x, Output: "]]></svg><script>alert(6)</script>"},
+				{Name: x, State: results.StatePassed, Notes: []string{"WARNING: <iframe src=https://evil.example>"}},
+				{Name: x, State: results.StateSkipped, Message: x},
 			}}},
-			Runs: []Run{
+			Runs: []results.Run{
 				{Suite: "collectives", Tool: x, Op: x, Mode: "direct", Transport: x, BusBW: 100,
-					Points:   []Point{{Size: 1 << 20, BusBW: 50}, {Size: 1 << 30, BusBW: 100}},
-					Baseline: &Band{Profile: x, Metric: x, Expected: 100, Low: 90, High: 110}},
+					Points:   []results.Point{{Size: 1 << 20, BusBW: 50}, {Size: 1 << 30, BusBW: 100}},
+					Baseline: &results.Band{Profile: x, Metric: x, Expected: 100, Low: 90, High: 110}},
 				{Suite: "negative", Tool: x, Op: x, Mode: x, Transport: x, BusBW: 10, RatioToDirect: &ratio, CPUPct: &cpu,
-					Points: []Point{{Size: 1 << 20, BusBW: 10}}, Error: "</text><script>alert(7)</script>"},
+					Points: []results.Point{{Size: 1 << 20, BusBW: 10}}, Error: "</text><script>alert(7)</script>"},
 			},
 		}},
-		Runs: []Run{
-			{Op: x, Mode: x, Nodes: []string{x, "b"}, BusBW: 80, Points: []Point{{Size: 1 << 20, BusBW: 80}}},
-			{Op: x, Mode: x, Nodes: []string{x, "b", "c", "d"}, BusBW: 60, Points: []Point{{Size: 1 << 20, BusBW: 60}}},
+		Runs: []results.Run{
+			{Op: x, Mode: x, Nodes: []string{x, "b"}, BusBW: 80, Points: []results.Point{{Size: 1 << 20, BusBW: 80}}},
+			{Op: x, Mode: x, Nodes: []string{x, "b", "c", "d"}, BusBW: 60, Points: []results.Point{{Size: 1 << 20, BusBW: 60}}},
 		},
 	}
 }
@@ -285,7 +287,7 @@ func TestHTMLOpensOfflineWithNoExternalReference(t *testing.T) {
 	if got := leaving(`<p title="x src=https://a"><a href="#n">n</a><img alt="" src='https://a/b.png'><a class=x href=//a/>`); len(got) != 2 {
 		t.Fatalf("leaving found %q, want the img and the //a link", got)
 	}
-	for name, r := range map[string]*Results{"h200": readH200(t), "hostile": hostile(), "scaling": scalingResults()} {
+	for name, r := range map[string]*results.Results{"h200": readH200(t), "hostile": hostile(), "scaling": scalingResults()} {
 		page := renderHTML(t, r)
 		for _, tag := range leaving(page) {
 			t.Errorf("%s: %s leaves the page", name, tag)
@@ -302,7 +304,7 @@ func TestHTMLOpensOfflineWithNoExternalReference(t *testing.T) {
 }
 
 func TestHTMLIsAPureFunctionOfTheResults(t *testing.T) {
-	for _, r := range []*Results{readH200(t), scalingResults(), hostile()} {
+	for _, r := range []*results.Results{readH200(t), scalingResults(), hostile()} {
 		first := renderHTML(t, r)
 		for i := 0; i < 5; i++ {
 			if again := renderHTML(t, r); again != first {
@@ -314,11 +316,11 @@ func TestHTMLIsAPureFunctionOfTheResults(t *testing.T) {
 
 func TestHTMLShowsFailuresAndNodesThatNeverReported(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	r := &Results{Schema: Schema, Started: t0, Finished: t0.Add(time.Minute), Nodes: []Node{
-		{Name: "gpu01", Status: NodeEvaluated, Suites: []Suite{{Name: "topology", Specs: []Spec{
-			{Name: "has no ACS redirect", State: StateFailed, Message: "bridge 0000:37:00.0 has ACS ReqRedir+\nsecond line", Location: "suites/topology/topology.go:99", Output: "lspci says so"},
+	r := &results.Results{Schema: results.Schema, Started: t0, Finished: t0.Add(time.Minute), Nodes: []results.Node{
+		{Name: "gpu01", Status: results.NodeEvaluated, Suites: []results.Suite{{Name: "topology", Specs: []results.Spec{
+			{Name: "has no ACS redirect", State: results.StateFailed, Message: "bridge 0000:37:00.0 has ACS ReqRedir+\nsecond line", Location: "suites/topology/topology.go:99", Output: "lspci says so"},
 		}}}},
-		{Name: "gpu02", Status: NodeMissing, Reason: "node never reported: step 3 killed by signal 9"},
+		{Name: "gpu02", Status: results.NodeMissing, Reason: "node never reported: step 3 killed by signal 9"},
 	}}
 	page := renderHTML(t, r)
 	for _, want := range []string{
@@ -338,14 +340,14 @@ func TestHTMLShowsFailuresAndNodesThatNeverReported(t *testing.T) {
 // suite at 1, 2 and 4 nodes (twice at 4, one compared with a baseline) and
 // a failed run at 8, all_gather at 2 and 4, sendrecv at 2 only, and two
 // pairwise all_reduce runs.
-func scalingResults() *Results {
+func scalingResults() *results.Results {
 	t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	run := func(suite, op string, bw float64, nodes ...string) Run {
-		var pts []Point
+	run := func(suite, op string, bw float64, nodes ...string) results.Run {
+		var pts []results.Point
 		for s := int64(1 << 10); s <= 1<<30; s <<= 2 {
-			pts = append(pts, Point{Size: s, BusBW: bw * float64(s) / (1 << 30)})
+			pts = append(pts, results.Point{Size: s, BusBW: bw * float64(s) / (1 << 30)})
 		}
-		return Run{Suite: suite, Tool: op + "_perf", Op: op, Mode: "direct", Nodes: nodes, Ranks: 8 * len(nodes), BusBW: bw, Points: pts}
+		return results.Run{Suite: suite, Tool: op + "_perf", Op: op, Mode: "direct", Nodes: nodes, Ranks: 8 * len(nodes), BusBW: bw, Points: pts}
 	}
 	n := func(k int) []string {
 		var s []string
@@ -355,14 +357,14 @@ func scalingResults() *Results {
 		return s
 	}
 	banded := run("scale", "all_reduce", 300, n(4)...)
-	banded.Baseline = &Band{Profile: "h100x8-ndr", Metric: "nccl.all_reduce.busbw.nodes4", Expected: 330, Low: 297, High: 363}
+	banded.Baseline = &results.Band{Profile: "h100x8-ndr", Metric: "nccl.all_reduce.busbw.nodes4", Expected: 330, Low: 297, High: 363}
 	failed := run("scale", "all_reduce", 0, n(8)...)
 	failed.Error = "srun: node gpu7 lost"
-	return &Results{
-		Schema: Schema, Started: t0, Finished: t0.Add(10 * time.Minute),
-		Tool:  Tool{Version: "v1.2.3", Args: []string{"submit"}},
-		Nodes: []Node{{Name: "allocation", Status: NodeEvaluated, Suites: []Suite{{Name: "scaling", Specs: []Spec{{Name: "scales all_reduce from 2 to 4 nodes", State: StatePassed}}}}}},
-		Runs: []Run{
+	return &results.Results{
+		Schema: results.Schema, Started: t0, Finished: t0.Add(10 * time.Minute),
+		Tool:  results.Tool{Version: "v1.2.3", Args: []string{"submit"}},
+		Nodes: []results.Node{{Name: "allocation", Status: results.NodeEvaluated, Suites: []results.Suite{{Name: "scaling", Specs: []results.Spec{{Name: "scales all_reduce from 2 to 4 nodes", State: results.StatePassed}}}}}},
+		Runs: []results.Run{
 			run("scale", "all_reduce", 400, n(1)...), run("scale", "all_reduce", 360, n(2)...), banded, run("scale", "all_reduce", 276, n(4)...), failed,
 			run("scale", "all_gather", 350, n(2)...), run("scale", "all_gather", 315, n(4)...),
 			run("scale", "sendrecv", 390, n(2)...),

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // JUnitOptions tune the JUnit writer.
@@ -92,7 +94,7 @@ func ClassName(node, suite string) string {
 // WriteJUnit writes the results as JUnit that passes the xUnit plugin's
 // junit-10.xsd: one testsuite per node, stable case names, skipped apart
 // from failed, unevaluable and missing nodes as failures that say why.
-func WriteJUnit(w io.Writer, r *Results, opt JUnitOptions) error {
+func WriteJUnit(w io.Writer, r *results.Results, opt JUnitOptions) error {
 	if opt.MaxOutput == 0 {
 		opt.MaxOutput = 64 << 10
 	}
@@ -118,9 +120,9 @@ func WriteJUnit(w io.Writer, r *Results, opt JUnitOptions) error {
 		}
 		s.Properties = &junitProps{props}
 
-		if n.Status != NodeEvaluated {
+		if n.Status != results.NodeEvaluated {
 			what := "node evidence"
-			if n.Status == NodeMissing {
+			if n.Status == results.NodeMissing {
 				what = "node reported"
 			}
 			s.Cases = append(s.Cases, junitTestcase{
@@ -168,7 +170,7 @@ func WriteJUnit(w io.Writer, r *Results, opt JUnitOptions) error {
 	return err
 }
 
-func testcase(node, suite string, sp Spec, opt JUnitOptions) junitTestcase {
+func testcase(node, suite string, sp results.Spec, opt JUnitOptions) junitTestcase {
 	c := junitTestcase{
 		Name:      sp.Name,
 		Classname: ClassName(node, suite),
@@ -184,10 +186,10 @@ func testcase(node, suite string, sp Spec, opt JUnitOptions) junitTestcase {
 		out.WriteByte('\n')
 	}
 	switch sp.State {
-	case StatePassed:
+	case results.StatePassed:
 		// Passing cases keep only their metrics: their logs drown
 		// the failures in Jenkins.
-	case StateSkipped, StatePending:
+	case results.StateSkipped, results.StatePending:
 		c.Skipped = &junitResult{Message: sp.Message}
 	default:
 		c.Failure = &junitResult{Type: sp.State, Message: firstLine(sp.Message), Text: sp.Message + locationSuffix(sp.Location)}
@@ -201,12 +203,12 @@ func testcase(node, suite string, sp Spec, opt JUnitOptions) junitTestcase {
 	if opt.TestcaseProperties && len(sp.Metrics) > 0 {
 		var ps []junitProp
 		for _, m := range sp.Metrics {
-			ps = append(ps, junitProp{m.Name, formatValue(m.Value)})
+			ps = append(ps, junitProp{m.Name, results.FormatValue(m.Value)})
 			if m.Baseline != nil {
-				ps = append(ps, junitProp{m.Name + ".baseline", formatValue(*m.Baseline)})
+				ps = append(ps, junitProp{m.Name + ".baseline", results.FormatValue(*m.Baseline)})
 			}
 			if m.DeltaPct != nil {
-				ps = append(ps, junitProp{m.Name + ".delta_pct", formatValue(*m.DeltaPct)})
+				ps = append(ps, junitProp{m.Name + ".delta_pct", results.FormatValue(*m.DeltaPct)})
 			}
 			if m.Verdict != "" {
 				ps = append(ps, junitProp{m.Name + ".verdict", m.Verdict})
@@ -216,31 +218,6 @@ func testcase(node, suite string, sp Spec, opt JUnitOptions) junitTestcase {
 	}
 	return c
 }
-
-// Line renders a metric as one readable line for system-out.
-func (m Metric) Line() string {
-	var b strings.Builder
-	b.WriteString(m.Name)
-	if m.Subject != "" {
-		b.WriteString(" [" + m.Subject + "]")
-	}
-	b.WriteString(": " + formatValue(m.Value))
-	if m.Unit != "" {
-		b.WriteString(" " + m.Unit)
-	}
-	if m.Baseline != nil {
-		b.WriteString(", baseline " + formatValue(*m.Baseline))
-	}
-	if m.DeltaPct != nil {
-		b.WriteString(fmt.Sprintf(", delta %+.1f%%", *m.DeltaPct))
-	}
-	if m.Verdict != "" {
-		b.WriteString(", " + m.Verdict)
-	}
-	return b.String()
-}
-
-func formatValue(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 func locationSuffix(loc string) string {
 	if loc == "" {

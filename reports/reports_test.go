@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata golden files")
@@ -16,26 +18,26 @@ var update = flag.Bool("update", false, "rewrite testdata golden files")
 func f(v float64) *float64 { return &v }
 
 // sample is a two-node run with every kind of case the writer handles.
-func sample() *Results {
+func sample() *results.Results {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	return &Results{
-		Schema: Schema, Started: t0, Finished: t0.Add(1234567 * time.Microsecond),
-		Nodes: []Node{
+	return &results.Results{
+		Schema: results.Schema, Started: t0, Finished: t0.Add(1234567 * time.Microsecond),
+		Nodes: []results.Node{
 			{
-				Name: "gpu01.cluster.example", Status: NodeEvaluated, Started: t0, Finished: t0.Add(time.Second),
-				Facts: []Fact{{"gpu_model", "8 x NVIDIA H100 80GB HBM3"}, {"driver", "580.95.05"}},
-				Suites: []Suite{{Name: "topology", Specs: []Spec{
-					{Name: "runs every GPU and NIC link at its maximum width and speed", State: StatePassed, Duration: 0.0004,
+				Name: "gpu01.cluster.example", Status: results.NodeEvaluated, Started: t0, Finished: t0.Add(time.Second),
+				Facts: []results.Fact{{Name: "gpu_model", Value: "8 x NVIDIA H100 80GB HBM3"}, {Name: "driver", Value: "580.95.05"}},
+				Suites: []results.Suite{{Name: "topology", Specs: []results.Spec{
+					{Name: "runs every GPU and NIC link at its maximum width and speed", State: results.StatePassed, Duration: 0.0004,
 						Output:  "noise that must not reach Jenkins for a passing case",
-						Metrics: []Metric{{Name: "busbw", Value: 341.41, Unit: "GB/s", Baseline: f(338), DeltaPct: f(1.0089), Verdict: "pass", Subject: "GPU0<->GPU1"}}},
-					{Name: "has no ACS redirect on the path between a GPU and its NIC", State: StateFailed, Duration: 0.0123456,
+						Metrics: []results.Metric{{Name: "busbw", Value: 341.41, Unit: "GB/s", Baseline: f(338), DeltaPct: f(1.0089), Verdict: "pass", Subject: "GPU0<->GPU1"}}},
+					{Name: "has no ACS redirect on the path between a GPU and its NIC", State: results.StateFailed, Duration: 0.0123456,
 						Message:  "GPU 2 0000:38:00.0 -> mlx5_2: bridge 0000:37:00.0 has ACS ReqRedir+ CmpltRedir+; expected no P2P redirect\nsecond line",
 						Location: "suites/topology/topology.go:99", Output: "diagnostics ]]> with a CDATA end inside"},
-					{Name: "matches the expected inventory", State: StateSkipped, Message: "no expected inventory given (--expect)"},
+					{Name: "matches the expected inventory", State: results.StateSkipped, Message: "no expected inventory given (--expect)"},
 				}}},
 			},
-			{Name: "gpu02", Status: NodeUnevaluable, Reason: "NVML: initialising: ERROR_DRIVER_NOT_LOADED\nmore", Started: t0, Finished: t0},
-			{Name: "gpu02", Status: NodeMissing, Reason: "node never reported: step 3 killed by signal 9"},
+			{Name: "gpu02", Status: results.NodeUnevaluable, Reason: "NVML: initialising: ERROR_DRIVER_NOT_LOADED\nmore", Started: t0, Finished: t0},
+			{Name: "gpu02", Status: results.NodeMissing, Reason: "node never reported: step 3 killed by signal 9"},
 		},
 	}
 }
@@ -100,15 +102,15 @@ func TestJUnitKeepsJenkinsConventions(t *testing.T) {
 
 func TestExitCodeSeparatesFailedFromUnevaluable(t *testing.T) {
 	r := sample()
-	if got := r.ExitCode(); got != ExitUnevaluable {
+	if got := r.ExitCode(); got != results.ExitUnevaluable {
 		t.Errorf("with an unevaluable node: %d, want 2", got)
 	}
 	r.Nodes = r.Nodes[:1]
-	if got := r.ExitCode(); got != ExitFailed {
+	if got := r.ExitCode(); got != results.ExitFailed {
 		t.Errorf("with a failed spec: %d, want 1", got)
 	}
 	r.Nodes[0].Suites[0].Specs = r.Nodes[0].Suites[0].Specs[2:]
-	if got := r.ExitCode(); got != ExitPassed {
+	if got := r.ExitCode(); got != results.ExitPassed {
 		t.Errorf("with only a skipped spec: %d, want 0", got)
 	}
 }
@@ -116,10 +118,10 @@ func TestExitCodeSeparatesFailedFromUnevaluable(t *testing.T) {
 func TestWriteFileReplacesAtomicallyAndLeavesNoTemporaries(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "results.json")
-	if err := WriteFile(path, []byte("old")); err != nil {
+	if err := results.WriteFile(path, []byte("old")); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFile(path, []byte("new")); err != nil {
+	if err := results.WriteFile(path, []byte("new")); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(path)
@@ -127,7 +129,7 @@ func TestWriteFileReplacesAtomicallyAndLeavesNoTemporaries(t *testing.T) {
 	if string(b) != "new" || len(ents) != 1 {
 		t.Errorf("content %q, %d entries in the directory", b, len(ents))
 	}
-	if err := WriteFile(filepath.Join(dir, "missing", "x"), nil); err == nil || !strings.Contains(err.Error(), "missing/x") {
+	if err := results.WriteFile(filepath.Join(dir, "missing", "x"), nil); err == nil || !strings.Contains(err.Error(), "missing/x") {
 		t.Errorf("error %v does not name the file", err)
 	}
 }
@@ -137,12 +139,12 @@ func TestResultsRoundTripAndRejectOtherSchemas(t *testing.T) {
 	if err := sample().Write(path); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Read(path)
+	r, err := results.Read(path)
 	if err != nil || len(r.Nodes) != 3 || r.Nodes[0].Fact("driver") != "580.95.05" {
 		t.Fatalf("read back %+v, %v", r, err)
 	}
 	os.WriteFile(path, []byte(`{"schema":"other"}`), 0o644)
-	if _, err := Read(path); err == nil || !strings.Contains(err.Error(), `schema "other"`) {
+	if _, err := results.Read(path); err == nil || !strings.Contains(err.Error(), `schema "other"`) {
 		t.Errorf("other schema: %v", err)
 	}
 }
@@ -163,18 +165,18 @@ func TestTablesRenderTextAndMarkdown(t *testing.T) {
 }
 
 func TestContainerTableSetsHostAndContainerSideBySide(t *testing.T) {
-	spec := func(name, state, cause string) Spec {
-		s := Spec{Name: name, State: state}
+	spec := func(name, state, cause string) results.Spec {
+		s := results.Spec{Name: name, State: state}
 		if cause != "" {
 			s.Message, s.Notes = "failed", []string{"runtime: enroot", "cause: " + cause}
 		}
 		return s
 	}
-	r := &Results{Schema: Schema, Nodes: []Node{
-		{Name: "gpu07", Status: NodeEvaluated, Suites: []Suite{{Name: "container", Specs: []Spec{
-			spec("opens the device node of every GPU", StatePassed, ""), spec("may lock the memory RDMA registration pins", StatePassed, "")}}}},
-		{Name: "gpu07" + ContainerSuffix, Status: NodeEvaluated, Suites: []Suite{{Name: "container", Specs: []Spec{
-			spec("opens the device node of every GPU", StateFailed, "device not exposed"), spec("may lock the memory RDMA registration pins", StateFailed, "memlock")}}}},
+	r := &results.Results{Schema: results.Schema, Nodes: []results.Node{
+		{Name: "gpu07", Status: results.NodeEvaluated, Suites: []results.Suite{{Name: "container", Specs: []results.Spec{
+			spec("opens the device node of every GPU", results.StatePassed, ""), spec("may lock the memory RDMA registration pins", results.StatePassed, "")}}}},
+		{Name: "gpu07" + results.ContainerSuffix, Status: results.NodeEvaluated, Suites: []results.Suite{{Name: "container", Specs: []results.Spec{
+			spec("opens the device node of every GPU", results.StateFailed, "device not exposed"), spec("may lock the memory RDMA registration pins", results.StateFailed, "memlock")}}}},
 	}}
 	tb := ContainerTable(r)
 	want := [][]string{

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
@@ -60,10 +61,10 @@ func (t Table) Render(w io.Writer, format string) error {
 }
 
 // SummaryTable counts specs per node and suite.
-func SummaryTable(r *Results) Table {
+func SummaryTable(r *results.Results) Table {
 	t := Table{Title: "Summary", Header: []string{"node", "suite", "passed", "failed", "skipped", "status"}}
 	for _, n := range r.Nodes {
-		if n.Status != NodeEvaluated {
+		if n.Status != results.NodeEvaluated {
 			t.Rows = append(t.Rows, []string{n.Name, "-", "0", "1", "0", n.Status})
 		}
 		for _, s := range n.Suites {
@@ -80,15 +81,15 @@ func SummaryTable(r *Results) Table {
 
 // FailuresTable lists every failed spec, and every node that could not be
 // evaluated, with its message.
-func FailuresTable(r *Results) Table {
+func FailuresTable(r *results.Results) Table {
 	t := Table{Title: "Failures", Header: []string{"node", "suite", "spec", "message"}}
 	for _, n := range r.Nodes {
-		if n.Status != NodeEvaluated {
+		if n.Status != results.NodeEvaluated {
 			t.Rows = append(t.Rows, []string{n.Name, "-", n.Status, firstLine(n.Reason)})
 		}
 		for _, s := range n.Suites {
 			for _, sp := range s.Specs {
-				if sp.State == StatePassed || sp.State == StateSkipped || sp.State == StatePending {
+				if sp.State == results.StatePassed || sp.State == results.StateSkipped || sp.State == results.StatePending {
 					continue
 				}
 				t.Rows = append(t.Rows, []string{n.Name, s.Name, sp.Name, firstLine(sp.Message)})
@@ -101,7 +102,7 @@ func FailuresTable(r *Results) Table {
 // FallbackTable compares the direct all_reduce with every forced fallback
 // of each node: the transport NCCL took, the bus bandwidth, its ratio to
 // the direct run and the host CPU the run cost.
-func FallbackTable(r *Results) Table {
+func FallbackTable(r *results.Results) Table {
 	t := Table{Title: "Direct vs forced fallback (all_reduce)", Header: []string{"node", "mode", "transport", "busbw GB/s", "at size", "ratio", "CPU %", "verdict"}}
 	for _, n := range r.Nodes {
 		for _, run := range n.Runs {
@@ -120,7 +121,7 @@ func FallbackTable(r *Results) Table {
 			}
 			at := "-"
 			if len(run.Points) > 0 {
-				at = SizeString(run.Points[len(run.Points)-1].Size)
+				at = results.SizeString(run.Points[len(run.Points)-1].Size)
 			}
 			t.Rows = append(t.Rows, []string{n.Name, run.Mode, dash(run.Transport), fixed(run.BusBW, 2), at, ratio, pct(run.CPUPct), verdict})
 		}
@@ -129,7 +130,7 @@ func FallbackTable(r *Results) Table {
 }
 
 // fallbackVerdict reads the negative spec that judged a mode.
-func fallbackVerdict(n Node, mode string) string {
+func fallbackVerdict(n results.Node, mode string) string {
 	for _, s := range n.Suites {
 		if s.Name != "negative" {
 			continue
@@ -137,7 +138,7 @@ func fallbackVerdict(n Node, mode string) string {
 		for _, sp := range s.Specs {
 			for _, m := range sp.Metrics {
 				if m.Subject == mode && m.Name == "ratio_to_direct" {
-					if sp.State == StatePassed {
+					if sp.State == results.StatePassed {
 						return "detected"
 					}
 					return "NOT DETECTED"
@@ -150,7 +151,7 @@ func fallbackVerdict(n Node, mode string) string {
 
 // ComparisonTable lists every metric that has a baseline: measured,
 // baseline, delta and verdict.
-func ComparisonTable(r *Results) Table {
+func ComparisonTable(r *results.Results) Table {
 	t := Table{Title: "Measured vs baseline", Header: []string{"node", "suite", "metric", "subject", "measured", "baseline", "delta %", "verdict"}}
 	for _, n := range r.Nodes {
 		for _, s := range n.Suites {
@@ -163,7 +164,7 @@ func ComparisonTable(r *Results) Table {
 					if m.DeltaPct != nil {
 						delta = strconv.FormatFloat(*m.DeltaPct, 'f', 1, 64)
 					}
-					t.Rows = append(t.Rows, []string{n.Name, s.Name, m.Name, dash(m.Subject), formatValue(m.Value) + unit(m.Unit), formatValue(*m.Baseline) + unit(m.Unit), delta, dash(m.Verdict)})
+					t.Rows = append(t.Rows, []string{n.Name, s.Name, m.Name, dash(m.Subject), results.FormatValue(m.Value) + unit(m.Unit), results.FormatValue(*m.Baseline) + unit(m.Unit), delta, dash(m.Verdict)})
 				}
 			}
 		}
@@ -194,22 +195,9 @@ func unit(u string) string {
 	return " " + u
 }
 
-// SizeString renders a message size in binary units: 2 GiB, 512 MiB, 8 B.
-func SizeString(b int64) string {
-	switch {
-	case b >= 1<<30 && b%(1<<30) == 0:
-		return strconv.FormatInt(b>>30, 10) + " GiB"
-	case b >= 1<<20 && b%(1<<20) == 0:
-		return strconv.FormatInt(b>>20, 10) + " MiB"
-	case b >= 1<<10 && b%(1<<10) == 0:
-		return strconv.FormatInt(b>>10, 10) + " KiB"
-	}
-	return strconv.FormatInt(b, 10) + " B"
-}
-
 // ScalingTable shows all_reduce across node counts: bus bandwidth,
 // efficiency against two nodes, small-message latency and the baseline.
-func ScalingTable(r *Results) Table {
+func ScalingTable(r *results.Results) Table {
 	t := Table{Title: "Scaling (all_reduce across nodes)", Header: []string{"nodes", "busbw GB/s", "at size", "efficiency vs 2", "latency us (8 B)", "baseline", "verdict"}}
 	var two float64
 	for _, run := range r.Runs {
@@ -227,7 +215,7 @@ func ScalingTable(r *Results) Table {
 		}
 		at, lat, eff, base, verdict := "-", "-", "-", "-", "-"
 		if len(run.Points) > 0 {
-			at = SizeString(run.Points[len(run.Points)-1].Size)
+			at = results.SizeString(run.Points[len(run.Points)-1].Size)
 			lat = fixed(run.Points[0].TimeUS, 1)
 		}
 		if two > 0 && len(run.Nodes) >= 2 && run.Suite == "scale" {
@@ -248,22 +236,18 @@ func ScalingTable(r *Results) Table {
 	return t
 }
 
-// ContainerSuffix names the node entry of a run inside the workload's
-// container next to the host's ("node7" and "node7-container").
-const ContainerSuffix = "-container"
-
 // ContainerTable compares each node's container-suite checks on the host
 // with the same checks inside its container: what works on the host but
 // not in the container, and the likely cause the container run noted.
-func ContainerTable(r *Results) Table {
+func ContainerTable(r *results.Results) Table {
 	t := Table{Title: "Host vs container", Header: []string{"node", "check", "host", "container", "likely cause"}}
-	byName := map[string]Node{}
+	byName := map[string]results.Node{}
 	for _, n := range r.Nodes {
 		byName[n.Name] = n
 	}
 	for _, n := range r.Nodes {
-		host, ok := byName[strings.TrimSuffix(n.Name, ContainerSuffix)]
-		if !strings.HasSuffix(n.Name, ContainerSuffix) || !ok {
+		host, ok := byName[strings.TrimSuffix(n.Name, results.ContainerSuffix)]
+		if !strings.HasSuffix(n.Name, results.ContainerSuffix) || !ok {
 			continue
 		}
 		hostState := map[string]string{}
@@ -281,7 +265,7 @@ func ContainerTable(r *Results) Table {
 			for _, sp := range s.Specs {
 				hs := dash(hostState[sp.Name])
 				cause := "-"
-				if sp.State != StatePassed && sp.State != StateSkipped {
+				if sp.State != results.StatePassed && sp.State != results.StateSkipped {
 					cause = causeOf(sp)
 				}
 				t.Rows = append(t.Rows, []string{host.Name, sp.Name, hs, sp.State, cause})
@@ -292,7 +276,7 @@ func ContainerTable(r *Results) Table {
 }
 
 // causeOf reads the "cause: ..." notes a container spec leaves.
-func causeOf(sp Spec) string {
+func causeOf(sp results.Spec) string {
 	var causes []string
 	seen := map[string]bool{}
 	for _, n := range sp.Notes {
@@ -309,7 +293,7 @@ func causeOf(sp Spec) string {
 
 // RDMATable lists the loopback RDMA runs through each rail NIC: bandwidth
 // with host memory against GPU memory, and the failures with their cause.
-func RDMATable(r *Results) Table {
+func RDMATable(r *results.Results) Table {
 	t := Table{Title: "RDMA through each rail (ib_write_bw loopback)", Header: []string{"node", "nic", "memory", "bw Gb/s", "at size", "verdict"}}
 	for _, n := range r.Nodes {
 		for _, run := range n.Runs {
@@ -318,7 +302,7 @@ func RDMATable(r *Results) Table {
 			}
 			at, verdict := "-", "ok"
 			if len(run.Points) > 0 {
-				at = SizeString(run.Points[len(run.Points)-1].Size)
+				at = results.SizeString(run.Points[len(run.Points)-1].Size)
 			}
 			if run.Error != "" {
 				verdict = "error: " + firstLine(run.Error)

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // JobInfo is DIR/job.json, written by the leader when the job starts: what
@@ -62,7 +62,7 @@ func writeJSON(path string, v any) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	return reports.WriteFile(path, append(b, '\n'))
+	return results.WriteFile(path, append(b, '\n'))
 }
 
 // Layout of a job directory.
@@ -82,7 +82,7 @@ func NodeOut(dir string) string { return filepath.Join(dir, nodesDir, "{node}") 
 // results.json, the multi-node runs, and for each node the job was given
 // but that never reported, a missing node with the reason (the step's fate,
 // the last lines it printed, and note, e.g. the job's final state).
-func Collect(dir, note string) (*reports.Results, error) {
+func Collect(dir, note string) (*results.Results, error) {
 	var job JobInfo
 	if err := readJSON(filepath.Join(dir, jobFile), &job); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -108,17 +108,17 @@ func Collect(dir, note string) (*reports.Results, error) {
 	}
 	if job.ContainerImage != "" {
 		for _, n := range job.Nodes {
-			expected = append(expected, n+reports.ContainerSuffix)
+			expected = append(expected, n+results.ContainerSuffix)
 		}
 	}
-	res := &reports.Results{Schema: reports.Schema, Tool: reports.Tool{Version: job.Version}, Started: job.Started}
+	res := &results.Results{Schema: results.Schema, Tool: results.Tool{Version: job.Version}, Started: job.Started}
 	if len(job.Config.Suites) > 0 {
 		res.Tool.Suites = job.Config.Suites
 	}
 	for _, name := range expected {
-		r, err := reports.Read(filepath.Join(dir, nodesDir, name, resultsFile))
+		r, err := results.Read(filepath.Join(dir, nodesDir, name, resultsFile))
 		if err != nil {
-			res.Nodes = append(res.Nodes, reports.Node{Name: name, Status: reports.NodeMissing, Reason: missingReason(dir, name, steps, note, err)})
+			res.Nodes = append(res.Nodes, results.Node{Name: name, Status: results.NodeMissing, Reason: missingReason(dir, name, steps, note, err)})
 			continue
 		}
 		for _, n := range r.Nodes {
@@ -137,7 +137,7 @@ func Collect(dir, note string) (*reports.Results, error) {
 			res.Started = r.Started
 		}
 	}
-	if s, err := reports.Read(filepath.Join(dir, scaleFile)); err == nil {
+	if s, err := results.Read(filepath.Join(dir, scaleFile)); err == nil {
 		res.Nodes = append(res.Nodes, s.Nodes...)
 		res.Runs = append(res.Runs, s.Runs...)
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -153,11 +153,11 @@ func missingReason(dir, node string, steps []Step, note string, readErr error) s
 	var parts []string
 	parts = append(parts, fmt.Sprintf("node %s never reported (%s)", node, shortErr(readErr)))
 	step := "node-suites"
-	if strings.HasSuffix(node, reports.ContainerSuffix) {
+	if strings.HasSuffix(node, results.ContainerSuffix) {
 		step = "container-suite"
 	}
 	for _, s := range steps {
-		if s.Name != step || !slices.Contains(s.Nodes, strings.TrimSuffix(node, reports.ContainerSuffix)) {
+		if s.Name != step || !slices.Contains(s.Nodes, strings.TrimSuffix(node, results.ContainerSuffix)) {
 			continue
 		}
 		switch {
@@ -207,19 +207,19 @@ func logTail(path string, n int) string {
 
 // FailedNodes maps each node that failed or never reported to a short
 // reason, for draining.
-func FailedNodes(res *reports.Results) map[string]string {
+func FailedNodes(res *results.Results) map[string]string {
 	out := map[string]string{}
 	for _, n := range res.Nodes {
 		if n.Name == AllocationNode {
 			continue
 		}
-		if n.Status != reports.NodeEvaluated {
+		if n.Status != results.NodeEvaluated {
 			out[n.Name] = n.Status + ": " + n.Reason
 			continue
 		}
 		for _, s := range n.Suites {
 			for _, sp := range s.Specs {
-				if sp.State != reports.StatePassed && sp.State != reports.StateSkipped && sp.State != reports.StatePending {
+				if sp.State != results.StatePassed && sp.State != results.StateSkipped && sp.State != results.StatePending {
 					if _, ok := out[n.Name]; !ok {
 						out[n.Name] = s.Name + ": " + sp.Message
 					}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // A job directory as a job with a container image leaves it when node2
@@ -26,7 +26,7 @@ func TestCollectAccountsForEveryNodeAndItsContainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	os.MkdirAll(filepath.Join(dir, nodesDir, "node1"), 0o755)
-	good := &reports.Results{Schema: reports.Schema, Nodes: []reports.Node{{Name: "node1", Status: reports.NodeEvaluated, Suites: []reports.Suite{{Name: "topology", Specs: []reports.Spec{{Name: "x", State: reports.StatePassed}}}}}}}
+	good := &results.Results{Schema: results.Schema, Nodes: []results.Node{{Name: "node1", Status: results.NodeEvaluated, Suites: []results.Suite{{Name: "topology", Specs: []results.Spec{{Name: "x", State: results.StatePassed}}}}}}}
 	if err := good.Write(filepath.Join(dir, nodesDir, "node1", resultsFile)); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestCollectAccountsForEveryNodeAndItsContainer(t *testing.T) {
 	if r := res.Nodes[2].Reason; !strings.Contains(r, "the container-suite step failed: exit status 1") || !strings.Contains(r, "unrecognized option '--container-image") {
 		t.Errorf("node1-container: %s", r)
 	}
-	if res.ExitCode() != reports.ExitUnevaluable {
+	if res.ExitCode() != results.ExitUnevaluable {
 		t.Errorf("exit %d", res.ExitCode())
 	}
 	if f := FailedNodes(res); len(f) != 3 {

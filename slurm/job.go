@@ -19,6 +19,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/runner"
 	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // AllocationNode names the report entry of the job-level checks (the
@@ -52,7 +53,7 @@ func (l *Leader) logf(format string, a ...any) {
 // Run runs the job. ctx is cancelled when the job is told to end (USR1
 // before the time limit, TERM on scancel): what runs is stopped and the
 // merged report is still written.
-func (l *Leader) Run(ctx context.Context) (*reports.Results, error) {
+func (l *Leader) Run(ctx context.Context) (*results.Results, error) {
 	nodes, err := l.Client.Hostnames(context.Background(), l.NodeList)
 	if err != nil {
 		return nil, err
@@ -91,7 +92,7 @@ func (l *Leader) Run(ctx context.Context) (*reports.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := res.WriteAll(l.Out, reports.JUnitOptions{}); err != nil {
+	if err := reports.WriteAll(l.Out, res, reports.JUnitOptions{}); err != nil {
 		return nil, err
 	}
 	if l.Config.DrainOnFail {
@@ -186,8 +187,8 @@ func (l *Leader) nodeSuites(ctx context.Context, nodes []string) {
 // (pyxis), gdrcheck and the job directory mounted in, each node reporting
 // as "<node>-container".
 func (l *Leader) containerSuites(ctx context.Context, nodes []string) {
-	args := append(l.stepArgs(nodes, "%N"+reports.ContainerSuffix+".log"), l.containerArgs()...)
-	run := l.runArgs(filepath.Join(l.Out, nodesDir, "{node}"+reports.ContainerSuffix), "{node}"+reports.ContainerSuffix, []string{"container"})
+	args := append(l.stepArgs(nodes, "%N"+results.ContainerSuffix+".log"), l.containerArgs()...)
+	run := l.runArgs(filepath.Join(l.Out, nodesDir, "{node}"+results.ContainerSuffix), "{node}"+results.ContainerSuffix, []string{"container"})
 	s := l.srun(ctx, "container-suite", nodes, l.stepTimeout(), append(args, run...), io.Discard)
 	if s.Error != "" {
 		l.logf("container suite: %s", s.Error)
@@ -295,14 +296,14 @@ func (l *Leader) scale(ctx context.Context, nodes []string) error {
 	return sc.write()
 }
 
-func (l *Leader) firstNode(nodes []string) (reports.Node, error) {
+func (l *Leader) firstNode(nodes []string) (results.Node, error) {
 	for _, n := range nodes {
-		r, err := reports.Read(filepath.Join(l.Out, nodesDir, n, resultsFile))
-		if err == nil && len(r.Nodes) > 0 && r.Nodes[0].Status == reports.NodeEvaluated {
+		r, err := results.Read(filepath.Join(l.Out, nodesDir, n, resultsFile))
+		if err == nil && len(r.Nodes) > 0 && r.Nodes[0].Status == results.NodeEvaluated {
 			return r.Nodes[0], nil
 		}
 	}
-	return reports.Node{}, fmt.Errorf("no node reported evidence to size the multi-node runs")
+	return results.Node{}, fmt.Errorf("no node reported evidence to size the multi-node runs")
 }
 
 func loadStore(dir string) (*baseline.Store, error) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // scaling collects the multi-node runs and judges them.
@@ -20,12 +20,9 @@ type scaling struct {
 	gpus        int
 	baseline    *baseline.Baseline
 	baselineErr error
-	runs        []reports.Run
-	specs       []reports.Spec
+	runs        []results.Run
+	specs       []results.Spec
 }
-
-// MultiNodeMetric names the baseline metric of all_reduce across k nodes.
-func MultiNodeMetric(k int) string { return fmt.Sprintf("nccl.all_reduce.busbw.nodes%d", k) }
 
 // run runs all_reduce_perf across nodes as one srun step of gpus tasks per
 // node.
@@ -52,13 +49,13 @@ func (s *scaling) run(ctx context.Context, suite string, nodes []string) {
 	run := nccl.Measured{Op: "all_reduce", Mode: nccl.ModeDirect, Result: res}.Report(suite, nccl.Expectation{Nodes: len(nodes)})
 	run.Nodes = nodes
 	name := fmt.Sprintf("%s-n%d-%s.log", suite, len(nodes), strings.Join(nodes, "_"))
-	if err := reports.WriteFile(filepath.Join(l.Out, filepath.Dir(scaleFile), name), res.Output); err == nil {
+	if err := results.WriteFile(filepath.Join(l.Out, filepath.Dir(scaleFile), name), res.Output); err == nil {
 		run.Log = filepath.Join(filepath.Dir(scaleFile), name)
 	}
 	if s.baseline != nil && len(run.Points) > 0 {
 		last := run.Points[len(run.Points)-1]
-		if c, ok := s.baseline.Compare(MultiNodeMetric(len(nodes)), last.BusBW, last.Size); ok {
-			run.Baseline = &reports.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High}
+		if c, ok := s.baseline.Compare(results.MultiNodeBusBWMetric(len(nodes)), last.BusBW, last.Size); ok {
+			run.Baseline = &results.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High}
 		}
 	}
 	s.runs = append(s.runs, run)
@@ -76,40 +73,40 @@ func (s *scaling) belowBaseline() bool {
 
 // write judges the runs as specs of the allocation and stores them.
 func (s *scaling) write() error {
-	node := reports.Node{Name: AllocationNode, Status: reports.NodeEvaluated, Started: time.Now().UTC()}
+	node := results.Node{Name: AllocationNode, Status: results.NodeEvaluated, Started: time.Now().UTC()}
 	if s.baseline != nil {
 		node.Profile = s.baseline.Profile.Name
-		node.Facts = append(node.Facts, reports.Fact{Name: "profile", Value: node.Profile})
+		node.Facts = append(node.Facts, results.Fact{Name: "profile", Value: node.Profile})
 	}
-	node.Facts = append(node.Facts, reports.Fact{Name: "gpus_per_node", Value: strconv.Itoa(s.gpus)})
-	suite := reports.Suite{Name: "scaling"}
+	node.Facts = append(node.Facts, results.Fact{Name: "gpus_per_node", Value: strconv.Itoa(s.gpus)})
+	suite := results.Suite{Name: "scaling"}
 	var two float64
 	for _, r := range s.runs {
 		if r.Suite != "scale" {
 			continue
 		}
 		k := len(r.Nodes)
-		sp := reports.Spec{Name: fmt.Sprintf("runs all_reduce across %d node(s) at its baseline bandwidth", k), State: reports.StatePassed, Duration: r.Duration}
+		sp := results.Spec{Name: fmt.Sprintf("runs all_reduce across %d node(s) at its baseline bandwidth", k), State: results.StatePassed, Duration: r.Duration}
 		if len(r.Points) > 0 {
 			lat := r.Points[0].TimeUS
-			sp.Metrics = append(sp.Metrics, reports.Metric{Name: "latency_small", Value: lat, Unit: "us", Subject: fmt.Sprintf("%d B, %d nodes", r.Points[0].Size, k)})
+			sp.Metrics = append(sp.Metrics, results.Metric{Name: "latency_small", Value: lat, Unit: "us", Subject: fmt.Sprintf("%d B, %d nodes", r.Points[0].Size, k)})
 		}
-		m := reports.Metric{Name: MultiNodeMetric(k), Value: r.BusBW, Unit: "GB/s", Subject: fmt.Sprintf("%d nodes", k)}
+		m := results.Metric{Name: results.MultiNodeBusBWMetric(k), Value: r.BusBW, Unit: "GB/s", Subject: fmt.Sprintf("%d nodes", k)}
 		switch {
 		case r.Error != "":
-			sp.State, sp.Message = reports.StateFailed, r.Error
+			sp.State, sp.Message = results.StateFailed, r.Error
 		case r.Baseline != nil:
 			delta := (r.BusBW - r.Baseline.Expected) / r.Baseline.Expected * 100
 			m.Baseline, m.DeltaPct, m.Verdict = &r.Baseline.Expected, &delta, "pass"
 			if r.BusBW < r.Baseline.Low {
 				m.Verdict = "fail"
-				sp.State = reports.StateFailed
+				sp.State = results.StateFailed
 				sp.Message = fmt.Sprintf("all_reduce across %d nodes: busbw %.1f GB/s; baseline %s expects at least %.1f", k, r.BusBW, r.Baseline.Profile, r.Baseline.Low)
 			}
 		case s.baseline == nil:
-			sp.State, sp.Message = reports.StateFailed, fmt.Sprintf("no baseline to compare with: %v", s.baselineErr)
+			sp.State, sp.Message = results.StateFailed, fmt.Sprintf("no baseline to compare with: %v", s.baselineErr)
 		default:
-			sp.State, sp.Message = reports.StateSkipped, fmt.Sprintf("baseline %s has no %s", s.baseline.Profile.Name, MultiNodeMetric(k))
+			sp.State, sp.Message = results.StateSkipped, fmt.Sprintf("baseline %s has no %s", s.baseline.Profile.Name, results.MultiNodeBusBWMetric(k))
 		}
 		sp.Metrics = append(sp.Metrics, m)
 		if k == 2 {
@@ -123,13 +120,13 @@ func (s *scaling) write() error {
 			continue
 		}
 		eff := r.BusBW / two
-		sp := reports.Spec{Name: fmt.Sprintf("scales all_reduce from 2 to %d nodes", len(r.Nodes)), State: reports.StatePassed,
-			Metrics: []reports.Metric{{Name: "scaling_efficiency", Value: eff, Subject: fmt.Sprintf("%d over 2 nodes", len(r.Nodes))}}}
+		sp := results.Spec{Name: fmt.Sprintf("scales all_reduce from 2 to %d nodes", len(r.Nodes)), State: results.StatePassed,
+			Metrics: []results.Metric{{Name: "scaling_efficiency", Value: eff, Subject: fmt.Sprintf("%d over 2 nodes", len(r.Nodes))}}}
 		if s.baseline != nil {
-			if c, ok := s.baseline.Compare("nccl.all_reduce.scaling_efficiency", eff, 0); ok {
+			if c, ok := s.baseline.Compare(results.ScalingEfficiencyMetric, eff, 0); ok {
 				sp.Metrics[0].Baseline, sp.Metrics[0].Verdict = &c.Expected, c.Verdict()
 				if !c.Pass {
-					sp.State, sp.Message = reports.StateFailed, fmt.Sprintf("scaling efficiency %.2f from 2 to %d nodes; baseline expects %s", eff, len(r.Nodes), c.Band())
+					sp.State, sp.Message = results.StateFailed, fmt.Sprintf("scaling efficiency %.2f from 2 to %d nodes; baseline expects %s", eff, len(r.Nodes), c.Band())
 				}
 			}
 		}
@@ -138,14 +135,14 @@ func (s *scaling) write() error {
 	if sp, ok := s.isolate(); ok {
 		suite.Specs = append(suite.Specs, sp)
 	}
-	node.Suites = []reports.Suite{suite}
+	node.Suites = []results.Suite{suite}
 	node.Finished = time.Now().UTC()
-	out := &reports.Results{Schema: reports.Schema, Tool: reports.Tool{Version: s.l.Version}, Started: node.Started, Finished: node.Finished, Nodes: []reports.Node{node}, Runs: s.runs}
+	out := &results.Results{Schema: results.Schema, Tool: results.Tool{Version: s.l.Version}, Started: node.Started, Finished: node.Finished, Nodes: []results.Node{node}, Runs: s.runs}
 	return out.Write(filepath.Join(s.l.Out, scaleFile))
 }
 
 // isolate names the node slow in every pair it was in.
-func (s *scaling) isolate() (reports.Spec, bool) {
+func (s *scaling) isolate() (results.Spec, bool) {
 	bad, seen := map[string]int{}, map[string]int{}
 	for _, r := range s.runs {
 		if r.Suite != "pairwise" {
@@ -159,7 +156,7 @@ func (s *scaling) isolate() (reports.Spec, bool) {
 		}
 	}
 	if len(seen) == 0 {
-		return reports.Spec{}, false
+		return results.Spec{}, false
 	}
 	var suspects []string
 	for n, k := range bad {
@@ -168,9 +165,9 @@ func (s *scaling) isolate() (reports.Spec, bool) {
 		}
 	}
 	sort.Strings(suspects)
-	sp := reports.Spec{Name: "isolates the node that slows multi-node all_reduce", State: reports.StatePassed}
+	sp := results.Spec{Name: "isolates the node that slows multi-node all_reduce", State: results.StatePassed}
 	if len(suspects) > 0 {
-		sp.State = reports.StateFailed
+		sp.State = results.StateFailed
 		sp.Message = fmt.Sprintf("slow in every pair it was in: %s", strings.Join(suspects, ", "))
 	} else {
 		sp.Notes = []string{"no node was slow in all of its pairs: the shortfall is not one node's"}

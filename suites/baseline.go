@@ -4,6 +4,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // Compare compares a measured value with the matched baseline's metric at
@@ -50,7 +51,7 @@ func RequireBaseline() {
 // tolerance; a hard limit where it has none), else the configured default.
 func RatioLimit(mode string) float64 {
 	if b := Current().Baseline; b != nil {
-		if c, ok := b.Compare("nccl.fallback."+mode+".ratio", 0, 0); ok {
+		if c, ok := b.Compare(results.FallbackRatioMetric(mode), 0, 0); ok {
 			return c.High
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/perftest"
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // Config is what the operator expects of the node where it differs from a
@@ -91,7 +91,7 @@ const (
 
 // Record attaches a metric to the running spec; it lands in results.json
 // and in the JUnit system-out.
-func Record(m reports.Metric) {
+func Record(m results.Metric) {
 	ginkgo.AddReportEntry(MetricEntry, m, ginkgo.ReportEntryVisibilityNever)
 }
 

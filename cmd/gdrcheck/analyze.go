@@ -14,6 +14,7 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 func newAnalyzeCmd() *cobra.Command {
@@ -104,7 +105,7 @@ gdr_hcas, verdict and reasons.`,
 				return fmt.Errorf("--format %q: want text or json", format)
 			}
 			if s.Outcome != nccl.VerdictDirect {
-				return &exitError{code: reports.ExitFailed}
+				return &exitError{code: results.ExitFailed}
 			}
 			return nil
 		},
@@ -149,7 +150,7 @@ failures.`,
 			case "text":
 				tb := reports.Table{Title: fmt.Sprintf("%s, NCCL %s", orDash(t.Collective), orDash(t.NCCLVersion)), Header: []string{"size", "busbw oop GB/s", "busbw ip GB/s", "wrong"}}
 				for _, r := range t.Rows {
-					tb.Rows = append(tb.Rows, []string{reports.SizeString(r.Size), strconv.FormatFloat(r.BusBWOOP, 'f', 2, 64), strconv.FormatFloat(r.BusBWIP, 'f', 2, 64), strconv.FormatInt(r.Wrong, 10)})
+					tb.Rows = append(tb.Rows, []string{results.SizeString(r.Size), strconv.FormatFloat(r.BusBWOOP, 'f', 2, 64), strconv.FormatFloat(r.BusBWIP, 'f', 2, 64), strconv.FormatInt(r.Wrong, 10)})
 				}
 				if err := tb.Render(w, reports.FormatText); err != nil {
 					return err
@@ -167,7 +168,7 @@ failures.`,
 				return fmt.Errorf("--format %q: want text or json", format)
 			}
 			if t.Failed() {
-				return &exitError{code: reports.ExitFailed}
+				return &exitError{code: results.ExitFailed}
 			}
 			return nil
 		},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/harness/perftest"
 	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // perftestReport is what `analyze perftest --format json` prints: the
@@ -58,7 +59,7 @@ output.`,
 			}
 			res, err := readPerftest(cmd.InOrStdin(), args[0])
 			if err != nil {
-				return &exitError{code: reports.ExitUnevaluable, err: err}
+				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
 			if declared != perftest.MemUnknown {
 				switch res.Mem {
@@ -78,7 +79,7 @@ output.`,
 				return err
 			}
 			if res.Failed() {
-				return &exitError{code: reports.ExitFailed}
+				return &exitError{code: results.ExitFailed}
 			}
 			return nil
 		},
@@ -137,19 +138,19 @@ func printPerftest(w io.Writer, r *perftest.Result) error {
 		}
 		t.Header = []string{"size", "iterations", "t_min " + unit, "t_typical " + unit, "t_avg " + unit, "t_max " + unit, "99% " + unit}
 		for _, row := range r.Rows {
-			t.Rows = append(t.Rows, []string{reports.SizeString(row.Bytes), strconv.FormatInt(row.Iterations, 10), num(row.TMin), num(row.TTypical), num(row.TAvg), num(row.TMax), num(row.P99)})
+			t.Rows = append(t.Rows, []string{results.SizeString(row.Bytes), strconv.FormatInt(row.Iterations, 10), num(row.TMin), num(row.TTypical), num(row.TAvg), num(row.TMax), num(row.P99)})
 		}
 	} else {
 		t.Header = []string{"size", "iterations", "BW peak Gb/s", "BW average Gb/s", "MsgRate Mpps"}
 		for _, row := range r.Rows {
-			t.Rows = append(t.Rows, []string{reports.SizeString(row.Bytes), strconv.FormatInt(row.Iterations, 10), num(row.BWPeakGbps), num(row.BWAvgGbps), strconv.FormatFloat(row.MsgRateMpps, 'f', -1, 64)})
+			t.Rows = append(t.Rows, []string{results.SizeString(row.Bytes), strconv.FormatInt(row.Iterations, 10), num(row.BWPeakGbps), num(row.BWAvgGbps), strconv.FormatFloat(row.MsgRateMpps, 'f', -1, 64)})
 		}
 	}
 	if err := t.Render(w, reports.FormatText); err != nil {
 		return err
 	}
 	if r.Kind != perftest.KindLat && len(r.Rows) > 0 {
-		fmt.Fprintf(w, "bandwidth at %s: peak %s Gb/s, average %s Gb/s\n", reports.SizeString(r.MsgSize), num(r.BWPeakGbps), num(r.BWAvgGbps))
+		fmt.Fprintf(w, "bandwidth at %s: peak %s Gb/s, average %s Gb/s\n", results.SizeString(r.MsgSize), num(r.BWPeakGbps), num(r.BWAvgGbps))
 	}
 	if r.MemEvidence != "" {
 		fmt.Fprintf(w, "memory %s: %s\n", mem, r.MemEvidence)

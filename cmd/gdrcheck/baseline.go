@@ -15,6 +15,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/runner"
 	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 func newBaselineCmd() *cobra.Command {
@@ -100,7 +101,7 @@ the same, 1 when they differ.`,
 				fmt.Fprintln(cmd.OutOrStdout(), c.Text)
 			}
 			if len(changes) > 0 {
-				return &exitError{code: reports.ExitFailed}
+				return &exitError{code: results.ExitFailed}
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "no differences")
 			return nil
@@ -157,8 +158,8 @@ runs.`,
 					return err
 				}
 				for _, n := range res.Nodes {
-					if n.Status != reports.NodeEvaluated || n.Counts().Failed > 0 {
-						return &exitError{code: reports.ExitUnevaluable, err: fmt.Errorf("%s: node %s did not pass; record baselines from good runs only", dir, n.Name)}
+					if n.Status != results.NodeEvaluated || n.Counts().Failed > 0 {
+						return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: node %s did not pass; record baselines from good runs only", dir, n.Name)}
 					}
 					var ev node.Evidence
 					if err := json.Unmarshal(n.Evidence, &ev); err != nil {
@@ -202,7 +203,7 @@ runs.`,
 				_, err := cmd.OutOrStdout().Write(buf.Bytes())
 				return err
 			}
-			return reports.WriteFile(out, buf.Bytes())
+			return results.WriteFile(out, buf.Bytes())
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "profile name (default: derived from the hardware, e.g. h200x2-nv18)")
@@ -211,27 +212,27 @@ runs.`,
 }
 
 // readResults reads DIR/results.json, or a results.json path.
-func readResults(arg string) (*reports.Results, error) {
+func readResults(arg string) (*results.Results, error) {
 	p := arg
 	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
 		p = filepath.Join(arg, "results.json")
 	}
-	r, err := reports.Read(p)
+	r, err := results.Read(p)
 	if err != nil {
-		return nil, &exitError{code: reports.ExitUnevaluable, err: err}
+		return nil, &exitError{code: results.ExitUnevaluable, err: err}
 	}
 	return r, nil
 }
 
 // addSamples takes the metrics a baseline holds from one node's runs.
-func addSamples(s map[string][]float64, n reports.Node) {
+func addSamples(s map[string][]float64, n results.Node) {
 	for _, r := range n.Runs {
 		if r.Error != "" {
 			continue
 		}
 		switch {
 		case r.Mode == "direct":
-			metric := "nccl." + r.Op + ".busbw"
+			metric := results.BusBWMetric(r.Op)
 			for _, p := range r.Points {
 				if p.Size >= 256<<20 {
 					k := baseline.SampleKey(metric, p.Size)
@@ -239,7 +240,7 @@ func addSamples(s map[string][]float64, n reports.Node) {
 				}
 			}
 		case r.RatioToDirect != nil:
-			k := baseline.SampleKey("nccl.fallback."+r.Mode+".ratio", 0)
+			k := baseline.SampleKey(results.FallbackRatioMetric(r.Mode), 0)
 			s[k] = append(s[k], *r.RatioToDirect)
 		}
 	}

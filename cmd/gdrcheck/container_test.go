@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gdrcheck/gdrcheck/results"
 	"golang.org/x/sys/unix"
-
-	"github.com/gdrcheck/gdrcheck/reports"
 )
 
 // restricted runs the container suite on the DGX-like fixture node in an
@@ -17,7 +16,7 @@ import (
 // private mount namespace with a /dev of its own (the GPU and RDMA nodes
 // as files, minus those in hide), RLIMIT_MEMLOCK set with prlimit, and
 // CAP_IPC_LOCK dropped with setpriv.
-func restricted(t *testing.T, hide []string, memlock string, dropIPCLock bool) (int, *reports.Results) {
+func restricted(t *testing.T, hide []string, memlock string, dropIPCLock bool) (int, *results.Results) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("building the restricted environment needs root (mount namespace, prlimit)")
@@ -62,7 +61,7 @@ func restricted(t *testing.T, hide []string, memlock string, dropIPCLock bool) (
 	} else if err != nil {
 		t.Fatalf("%v: %s", err, b)
 	}
-	res, rerr := reports.Read(out + "/results.json")
+	res, rerr := results.Read(out + "/results.json")
 	if rerr != nil {
 		t.Fatalf("%v\n%s", rerr, b)
 	}
@@ -70,11 +69,11 @@ func restricted(t *testing.T, hide []string, memlock string, dropIPCLock bool) (
 }
 
 // failures maps failed spec names to their messages.
-func failures(res *reports.Results) map[string]string {
+func failures(res *results.Results) map[string]string {
 	out := map[string]string{}
 	for _, s := range res.Nodes[0].Suites {
 		for _, sp := range s.Specs {
-			if sp.State == reports.StateFailed {
+			if sp.State == results.StateFailed {
 				out[sp.Name] = sp.Message
 			}
 		}

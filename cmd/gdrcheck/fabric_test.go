@@ -6,10 +6,10 @@ import (
 	"testing"
 
 	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
-func specByName(res *reports.Results, suite, name string) (reports.Spec, bool) {
+func specByName(res *results.Results, suite, name string) (results.Spec, bool) {
 	for _, s := range res.Nodes[0].Suites {
 		if s.Name != suite {
 			continue
@@ -20,7 +20,7 @@ func specByName(res *reports.Results, suite, name string) (reports.Spec, bool) {
 			}
 		}
 	}
-	return reports.Spec{}, false
+	return results.Spec{}, false
 }
 
 // On the recorded H200 node (no RDMA devices) the fabric suite skips with
@@ -32,12 +32,12 @@ func TestFabricSuiteOnANodeWithoutRDMADevices(t *testing.T) {
 	}
 	for _, name := range []string{"has every rail port active at its expected rate", "keeps the error counters still while the benchmarks run", "reaches with GPU memory the RDMA bandwidth it reaches with host memory"} {
 		sp, _ := specByName(res, "fabric", name)
-		if sp.State != reports.StateSkipped || !strings.Contains(sp.Message, "no RDMA devices") {
+		if sp.State != results.StateSkipped || !strings.Contains(sp.Message, "no RDMA devices") {
 			t.Errorf("%s: %s %q", name, sp.State, sp.Message)
 		}
 	}
 	sp, _ := specByName(res, "fabric", "moves nothing through a NIC in a single-node run that stays on NVLink")
-	if sp.State != reports.StatePassed || strings.Join(sp.Notes, "\n") != "nothing crossed a NIC: the node has no RDMA NICs (0 bytes in 3 runs)" {
+	if sp.State != results.StatePassed || strings.Join(sp.Notes, "\n") != "nothing crossed a NIC: the node has no RDMA NICs (0 bytes in 3 runs)" {
 		t.Errorf("NIC bytes: %s %q", sp.State, sp.Notes)
 	}
 }
@@ -68,7 +68,7 @@ func TestFabricSuiteCatchesCountersThatMoveDuringARun(t *testing.T) {
 	}
 	out := t.TempDir()
 	r := gdrcheck(t, "run", "-q", "--host-root", root, "--nccl-tests-dir", dir, "--out", out, "--suites", "collectives,fabric")
-	res, err := reports.Read(out + "/results.json")
+	res, err := results.Read(out + "/results.json")
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, r.stdout, r.stderr)
 	}
@@ -76,11 +76,11 @@ func TestFabricSuiteCatchesCountersThatMoveDuringARun(t *testing.T) {
 		t.Errorf("exit %d, want 1", r.code)
 	}
 	sp, _ := specByName(res, "fabric", "keeps the error counters still while the benchmarks run")
-	if sp.State != reports.StateFailed || !strings.HasPrefix(sp.Message, "mlx5_0 port 1 symbol_error +12 grew during all_reduce_perf (direct)") {
+	if sp.State != results.StateFailed || !strings.HasPrefix(sp.Message, "mlx5_0 port 1 symbol_error +12 grew during all_reduce_perf (direct)") {
 		t.Errorf("errors: %s %q", sp.State, sp.Message)
 	}
 	sp, _ = specByName(res, "fabric", "moves nothing through a NIC in a single-node run that stays on NVLink")
-	if sp.State != reports.StateFailed || !strings.HasPrefix(sp.Message, "1907 MiB crossed mlx5_0 during all_reduce_perf") {
+	if sp.State != results.StateFailed || !strings.HasPrefix(sp.Message, "1907 MiB crossed mlx5_0 during all_reduce_perf") {
 		t.Errorf("NIC bytes: %s %q", sp.State, sp.Message)
 	}
 	run := res.Nodes[0].Runs[0]
@@ -103,12 +103,12 @@ func TestFabricSuiteReportsAFailedRDMARunWithItsCause(t *testing.T) {
 	}
 	out := t.TempDir()
 	r := gdrcheck(t, "run", "-q", "--host-root", nodes+"h100x8-nvswitch-cx7-pix.ttar", "--perftest-dir", pdir, "--out", out, "--suites", "fabric")
-	res, err := reports.Read(out + "/results.json")
+	res, err := results.Read(out + "/results.json")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, r.stderr)
 	}
 	sp, _ := specByName(res, "fabric", "reaches with GPU memory the RDMA bandwidth it reaches with host memory")
-	if sp.State != reports.StateFailed || !strings.Contains(sp.Message, "ib_write_bw through mlx5_0 with host memory failed") || !strings.Contains(sp.Message, "status 10") {
+	if sp.State != results.StateFailed || !strings.Contains(sp.Message, "ib_write_bw through mlx5_0 with host memory failed") || !strings.Contains(sp.Message, "status 10") {
 		t.Errorf("%s %q", sp.State, sp.Message)
 	}
 	if n := len(res.Nodes[0].Runs); n != 24 {

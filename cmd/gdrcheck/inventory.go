@@ -11,6 +11,7 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 func newInventoryCmd(o *options) *cobra.Command {
@@ -35,7 +36,7 @@ reports every GPU that changed rail and exits 1.`,
 			defer done()
 			h, err := node.Open(root)
 			if err != nil {
-				return &exitError{code: reports.ExitUnevaluable, err: err}
+				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
 			ev := node.Collect(h, node.DefaultSources(h))
 			ev.Relabel(o.hostRoot)
@@ -45,7 +46,7 @@ reports every GPU that changed rail and exits 1.`,
 				return err
 			}
 			if err := ev.Fatal(); err != nil {
-				return &exitError{code: reports.ExitUnevaluable, err: err}
+				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
 			if expect == "" {
 				return nil
@@ -62,7 +63,7 @@ reports every GPU that changed rail and exits 1.`,
 			for _, d := range drift {
 				fmt.Fprintf(cmd.ErrOrStderr(), "drift: %s\n", d)
 			}
-			return &exitError{code: reports.ExitFailed, err: fmt.Errorf("%d difference(s) from %s", len(drift), expect)}
+			return &exitError{code: results.ExitFailed, err: fmt.Errorf("%d difference(s) from %s", len(drift), expect)}
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, yaml or json")

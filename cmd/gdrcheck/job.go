@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/slurm"
 )
 
@@ -41,12 +42,12 @@ func newJobCmd() *cobra.Command {
 			defer stop()
 			res, err := l.Run(ctx)
 			if err != nil {
-				return &exitError{code: reports.ExitUnevaluable, err: err}
+				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
 			if err := printTables(cmd.OutOrStdout(), res, reports.FormatText); err != nil {
 				return err
 			}
-			if code := res.ExitCode(); code != reports.ExitPassed {
+			if code := res.ExitCode(); code != results.ExitPassed {
 				return &exitError{code: code}
 			}
 			return nil
@@ -83,15 +84,15 @@ prints the tables. Use it on the directory of a job that was killed or lost.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := slurm.Collect(args[0], note)
 			if err != nil {
-				return &exitError{code: reports.ExitUnevaluable, err: err}
+				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
-			if err := res.WriteAll(args[0], reports.JUnitOptions{}); err != nil {
+			if err := reports.WriteAll(args[0], res, reports.JUnitOptions{}); err != nil {
 				return err
 			}
 			if err := printTables(cmd.OutOrStdout(), res, format); err != nil {
 				return err
 			}
-			if code := res.ExitCode(); code != reports.ExitPassed {
+			if code := res.ExitCode(); code != results.ExitPassed {
 				return &exitError{code: code}
 			}
 			return nil
@@ -115,7 +116,7 @@ arguments it considers every node.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s\n", d.Action, d.Node, d.Why)
 			}
 			if err != nil {
-				return &exitError{code: reports.ExitUnevaluable, err: err}
+				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
 			return nil
 		},

@@ -11,7 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -46,5 +46,5 @@ func main() {
 	}
 	// Bad flags, unreadable input: nothing was evaluated.
 	fmt.Fprintln(os.Stderr, "gdrcheck:", err)
-	os.Exit(reports.ExitUnevaluable)
+	os.Exit(results.ExitUnevaluable)
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 var update = flag.Bool("update", false, "rewrite the fixtures/nodes/*.golden.json files")
@@ -78,12 +78,12 @@ type verdicts struct {
 	Specs    []string `json:"specs"`
 }
 
-func runFixture(t *testing.T, name string, extra ...string) (verdicts, *reports.Results) {
+func runFixture(t *testing.T, name string, extra ...string) (verdicts, *results.Results) {
 	t.Helper()
 	out := t.TempDir()
 	args := append([]string{"run", "-q", "--host-root", nodes + name + ".ttar", "--out", out}, extra...)
 	r := gdrcheck(t, args...)
-	res, err := reports.Read(filepath.Join(out, "results.json"))
+	res, err := results.Read(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", name, err, r.stdout, r.stderr)
 	}
@@ -93,7 +93,7 @@ func runFixture(t *testing.T, name string, extra ...string) (verdicts, *reports.
 	for _, s := range n.Suites {
 		for _, sp := range s.Specs {
 			line := fmt.Sprintf("%s / %s: %s", s.Name, sp.Name, sp.State)
-			if sp.State != reports.StatePassed {
+			if sp.State != results.StatePassed {
 				line += ": " + strings.SplitN(sp.Message, "\n", 2)[0]
 			}
 			v.Specs = append(v.Specs, line)
@@ -193,7 +193,7 @@ func TestEachBrokenFixtureFailsForItsOwnReason(t *testing.T) {
 			failed := map[string]string{}
 			for _, s := range res.Nodes[0].Suites {
 				for _, sp := range s.Specs {
-					if sp.State == reports.StateFailed {
+					if sp.State == results.StateFailed {
 						failed[sp.Name] = sp.Message
 					}
 				}

@@ -7,14 +7,14 @@ import (
 	"testing"
 
 	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 const recorded = "../../fixtures/nccl-tests"
 
 // ncclRun runs the NCCL suites on the recorded H200 node with the fake
 // nccl-tests replaying recs.
-func ncclRun(t *testing.T, recs map[string]string, args ...string) (result, *reports.Results) {
+func ncclRun(t *testing.T, recs map[string]string, args ...string) (result, *results.Results) {
 	t.Helper()
 	dir, env := fakebin.NCCLTests(t, []string{"all_reduce_perf", "all_gather_perf", "sendrecv_perf"}, recs)
 	for _, e := range env {
@@ -23,7 +23,7 @@ func ncclRun(t *testing.T, recs map[string]string, args ...string) (result, *rep
 	}
 	out := t.TempDir()
 	r := gdrcheck(t, append([]string{"run", "-q", "--host-root", nodes + "h200x2-nv18-vm.ttar", "--nccl-tests-dir", dir, "--out", out, "--suites", "collectives,negative"}, args...)...)
-	res, err := reports.Read(out + "/results.json")
+	res, err := results.Read(out + "/results.json")
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, r.stdout, r.stderr)
 	}
@@ -83,7 +83,7 @@ func TestAFallbackThatDoesNotHappenIsReportedAsUndetected(t *testing.T) {
 	var msg string
 	for _, s := range res.Nodes[0].Suites {
 		for _, sp := range s.Specs {
-			if sp.State == reports.StateFailed {
+			if sp.State == results.StateFailed {
 				if msg != "" {
 					t.Errorf("a second spec failed: %s: %s", sp.Name, sp.Message)
 				}

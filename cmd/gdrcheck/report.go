@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // Formats gdrcheck report writes besides the tables.
@@ -57,15 +58,15 @@ func (r *reportOptions) run(cmd *cobra.Command, arg string) error {
 	switch r.format {
 	case reports.FormatText, reports.FormatMarkdown, formatHTML, formatJUnit:
 	default:
-		return &exitError{code: reports.ExitUnevaluable, err: fmt.Errorf("--format %q: want text, markdown, html or junit", r.format)}
+		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--format %q: want text, markdown, html or junit", r.format)}
 	}
 	path := resultsPath(arg)
-	res, err := reports.Read(path)
+	res, err := results.Read(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			err = fmt.Errorf("reading %q: no such file (gdrcheck run --out DIR writes DIR/results.json)", path)
 		}
-		return &exitError{code: reports.ExitUnevaluable, err: err}
+		return &exitError{code: results.ExitUnevaluable, err: err}
 	}
 	var buf bytes.Buffer
 	switch r.format {
@@ -77,19 +78,19 @@ func (r *reportOptions) run(cmd *cobra.Command, arg string) error {
 		err = printTables(&buf, res, r.format)
 	}
 	if err != nil {
-		return &exitError{code: reports.ExitUnevaluable, err: err}
+		return &exitError{code: results.ExitUnevaluable, err: err}
 	}
 	if r.out == "" {
 		if _, err := cmd.OutOrStdout().Write(buf.Bytes()); err != nil {
-			return &exitError{code: reports.ExitUnevaluable, err: err}
+			return &exitError{code: results.ExitUnevaluable, err: err}
 		}
 	} else {
-		if err := reports.WriteFile(r.out, buf.Bytes()); err != nil {
-			return &exitError{code: reports.ExitUnevaluable, err: fmt.Errorf("--out: %w", err)}
+		if err := results.WriteFile(r.out, buf.Bytes()); err != nil {
+			return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--out: %w", err)}
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "%s report of %s: %s\n", r.format, path, r.out)
 	}
-	if code := res.ExitCode(); code != reports.ExitPassed {
+	if code := res.ExitCode(); code != results.ExitPassed {
 		return &exitError{code: code}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 const h200Results = "../../fixtures/results/h200x2-nv18-collectives-negative.results.json"
@@ -32,13 +33,13 @@ func report(t *testing.T, args ...string) (result, error) {
 	case errors.As(err, &ee):
 		r.code = ee.code
 	default:
-		r.code = reports.ExitUnevaluable
+		r.code = results.ExitUnevaluable
 	}
 	return r, err
 }
 
 // resultsDir writes res as DIR/results.json, the way gdrcheck run leaves it.
-func resultsDir(t *testing.T, res *reports.Results) string {
+func resultsDir(t *testing.T, res *results.Results) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := res.Write(filepath.Join(dir, "results.json")); err != nil {
@@ -47,9 +48,9 @@ func resultsDir(t *testing.T, res *reports.Results) string {
 	return dir
 }
 
-func h200(t *testing.T) *reports.Results {
+func h200(t *testing.T) *results.Results {
 	t.Helper()
-	res, err := reports.Read(h200Results)
+	res, err := results.Read(h200Results)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,23 +105,23 @@ func TestReportRebuildsEachFormatFromResultsJSON(t *testing.T) {
 }
 
 // failing is results with one failed spec.
-func failing() *reports.Results {
+func failing() *results.Results {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	return &reports.Results{Schema: reports.Schema, Started: t0, Finished: t0.Add(time.Second), Nodes: []reports.Node{{
-		Name: "gpu01", Status: reports.NodeEvaluated, Started: t0, Finished: t0,
-		Suites: []reports.Suite{{Name: "topology", Specs: []reports.Spec{
-			{Name: "gives every GPU an RDMA NIC within the GPUDirect path limit", State: reports.StateFailed, Message: "GPU 4 0000:98:00.0 -> mlx5_4 is SYS; GDR expected at PIX/PXB"},
-			{Name: "runs every link at full width", State: reports.StatePassed},
+	return &results.Results{Schema: results.Schema, Started: t0, Finished: t0.Add(time.Second), Nodes: []results.Node{{
+		Name: "gpu01", Status: results.NodeEvaluated, Started: t0, Finished: t0,
+		Suites: []results.Suite{{Name: "topology", Specs: []results.Spec{
+			{Name: "gives every GPU an RDMA NIC within the GPUDirect path limit", State: results.StateFailed, Message: "GPU 4 0000:98:00.0 -> mlx5_4 is SYS; GDR expected at PIX/PXB"},
+			{Name: "runs every link at full width", State: results.StatePassed},
 		}}},
 	}}}
 }
 
 func TestReportExitCodeIsTheResultsVerdict(t *testing.T) {
 	unevaluable := failing()
-	unevaluable.Nodes = append(unevaluable.Nodes, reports.Node{Name: "gpu02", Status: reports.NodeMissing, Reason: "node never reported"})
+	unevaluable.Nodes = append(unevaluable.Nodes, results.Node{Name: "gpu02", Status: results.NodeMissing, Reason: "node never reported"})
 	for _, c := range []struct {
 		name string
-		res  *reports.Results
+		res  *results.Results
 		code int
 		want string
 	}{

@@ -13,6 +13,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/runner"
 	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
 
@@ -129,14 +130,14 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	if ev != nil {
 		fmt.Fprintf(stdout, "node %s: driver %s, kernel %s, %d GPU(s), %d RDMA NIC(s)\n", res.Nodes[0].Name, orDash(ev.Host.DriverVersion), orDash(ev.Host.Kernel), len(ev.GPUs), len(ev.NICs))
 	}
-	if err := res.WriteAll(r.out, reports.JUnitOptions{TestcaseProperties: r.tcProps}); err != nil {
+	if err := reports.WriteAll(r.out, res, reports.JUnitOptions{TestcaseProperties: r.tcProps}); err != nil {
 		return err
 	}
 	if err := printTables(stdout, res, r.format); err != nil {
 		return err
 	}
 	printPaths(stdout, r.out)
-	if code := res.ExitCode(); code != reports.ExitPassed {
+	if code := res.ExitCode(); code != results.ExitPassed {
 		return &exitError{code: code}
 	}
 	return nil
@@ -179,7 +180,7 @@ func readInventory(path string) (node.Inventory, error) {
 	return inv, nil
 }
 
-func printTables(w io.Writer, res *reports.Results, format string) error {
+func printTables(w io.Writer, res *results.Results, format string) error {
 	fmt.Fprintln(w)
 	if err := reports.SummaryTable(res).Render(w, format); err != nil {
 		return err

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/internal/ttar"
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 func newSnapshotCmd(o *options) *cobra.Command {
@@ -41,7 +41,7 @@ ticket); anything else writes a directory. Run it as root: PCI config space
 			}
 			h, err := node.Open("/")
 			if err != nil {
-				return &exitError{code: reports.ExitUnevaluable, err: err}
+				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
 			dir := out
 			archive := strings.HasSuffix(out, ".ttar")
@@ -81,5 +81,5 @@ func writeArchive(path, dir string) error {
 	if err := ttar.Write(&buf, dir); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	return reports.WriteFile(path, buf.Bytes())
+	return results.WriteFile(path, buf.Bytes())
 }

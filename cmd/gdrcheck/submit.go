@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/slurm"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
@@ -75,7 +76,7 @@ node could not be evaluated or never reported.`,
 			c := slurm.Client{}
 			id, err := c.Submit(cmd.Context(), s.SbatchArgv(), script)
 			if err != nil {
-				return &exitError{code: reports.ExitUnevaluable, err: err}
+				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
 			dir := filepath.Join(s.Out, "job-"+id)
 			fmt.Fprintf(cmd.OutOrStdout(), "submitted job %s; results in %s\n", id, dir)
@@ -128,7 +129,7 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 	for {
 		r, err := c.Job(context.Background(), id)
 		if err != nil {
-			return &exitError{code: reports.ExitUnevaluable, err: err}
+			return &exitError{code: results.ExitUnevaluable, err: err}
 		}
 		rec = r
 		state := rec["JobState"]
@@ -142,12 +143,12 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 		select {
 		case <-cmd.Context().Done():
 			fmt.Fprintf(stderr, "interrupted: job %s keeps running; gdrcheck collect %s merges it later\n", id, dir)
-			return &exitError{code: reports.ExitUnevaluable}
+			return &exitError{code: results.ExitUnevaluable}
 		case <-time.After(poll):
 		}
 	}
 	state := rec["JobState"]
-	res, err := reports.Read(filepath.Join(dir, "results.json"))
+	res, err := results.Read(filepath.Join(dir, "results.json"))
 	if err != nil || state != "COMPLETED" {
 		// The job did not finish its own report, or ended abnormally
 		// after it: collect here, saying how it ended.
@@ -158,11 +159,11 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 		res, err = slurm.Collect(dir, note)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
-				return &exitError{code: reports.ExitUnevaluable, err: fmt.Errorf("job %s ended %s before writing anything to %s", id, state, dir)}
+				return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("job %s ended %s before writing anything to %s", id, state, dir)}
 			}
-			return &exitError{code: reports.ExitUnevaluable, err: err}
+			return &exitError{code: results.ExitUnevaluable, err: err}
 		}
-		if err := res.WriteAll(dir, reports.JUnitOptions{}); err != nil {
+		if err := reports.WriteAll(dir, res, reports.JUnitOptions{}); err != nil {
 			return err
 		}
 	}
@@ -171,7 +172,7 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 		return err
 	}
 	printPaths(w, dir)
-	if code := res.ExitCode(); code != reports.ExitPassed {
+	if code := res.ExitCode(); code != results.ExitPassed {
 		return &exitError{code: code}
 	}
 	return nil

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/slurm"
 	"github.com/gdrcheck/gdrcheck/slurm/localcluster"
 )
@@ -69,7 +69,7 @@ func abs(t *testing.T, p string) string {
 
 // submitJob runs gdrcheck submit --wait against the test cluster, with
 // each node replaying the fixture node named for it.
-func submitJob(t *testing.T, c *localcluster.Cluster, nodeRoots map[string]string, extraEnv map[string]map[string]string, args ...string) (result, *reports.Results, string) {
+func submitJob(t *testing.T, c *localcluster.Cluster, nodeRoots map[string]string, extraEnv map[string]map[string]string, args ...string) (result, *results.Results, string) {
 	t.Helper()
 	recs := fakebin.H200Recordings(recorded)
 	recs["all_reduce-direct-n2"] = "../../fixtures/corpus/nccl-tests/all_reduce_perf-gcp-a3mega-h100-2node-16rank.txt"
@@ -78,7 +78,7 @@ func submitJob(t *testing.T, c *localcluster.Cluster, nodeRoots map[string]strin
 }
 
 // submitJobWith is submitJob with the nccl-tests recordings given.
-func submitJobWith(t *testing.T, c *localcluster.Cluster, recs, nodeRoots map[string]string, extraEnv map[string]map[string]string, args ...string) (result, *reports.Results, string) {
+func submitJobWith(t *testing.T, c *localcluster.Cluster, recs, nodeRoots map[string]string, extraEnv map[string]map[string]string, args ...string) (result, *results.Results, string) {
 	t.Helper()
 	fake, fakeEnv := fakebin.NCCLTests(t, []string{"all_reduce_perf", "all_gather_perf", "sendrecv_perf"}, recs)
 	env := map[string]map[string]string{"*": {}}
@@ -117,7 +117,7 @@ func submitJobWith(t *testing.T, c *localcluster.Cluster, recs, nodeRoots map[st
 	if len(dirs) != 1 {
 		t.Fatalf("job directories %v\nstdout:\n%s\nstderr:\n%s", dirs, r.stdout, r.stderr)
 	}
-	res, err := reports.Read(filepath.Join(dirs[0], "results.json"))
+	res, err := results.Read(filepath.Join(dirs[0], "results.json"))
 	if err != nil {
 		t.Fatalf("%v\nstdout:\n%s\nstderr:\n%s", err, r.stdout, r.stderr)
 	}
@@ -125,13 +125,13 @@ func submitJobWith(t *testing.T, c *localcluster.Cluster, recs, nodeRoots map[st
 	return r, res, dirs[0]
 }
 
-func nodeByName(res *reports.Results, name string) (reports.Node, bool) {
+func nodeByName(res *results.Results, name string) (results.Node, bool) {
 	for _, n := range res.Nodes {
 		if n.Name == name {
 			return n, true
 		}
 	}
-	return reports.Node{}, false
+	return results.Node{}, false
 }
 
 func TestJobOnFourNodesReportsExactlyTheBrokenNodeAndScales(t *testing.T) {
@@ -155,7 +155,7 @@ func TestJobOnFourNodesReportsExactlyTheBrokenNodeAndScales(t *testing.T) {
 		t.Errorf("node3 does not give its topology reason:\n%s", specMessages(n3))
 	}
 	for _, n := range []string{"node1", "node2", "node4"} {
-		if nd, ok := nodeByName(res, n); !ok || nd.Status != reports.NodeEvaluated || nd.Counts().Failed != 0 {
+		if nd, ok := nodeByName(res, n); !ok || nd.Status != results.NodeEvaluated || nd.Counts().Failed != 0 {
 			t.Errorf("%s: %+v", n, nd.Status)
 		}
 	}
@@ -228,11 +228,11 @@ func TestAJobWhoseNodeStepIsKilledStillReportsTheNodeAsMissing(t *testing.T) {
 		t.Errorf("exit %d, want 2 (a node never reported)\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	n2, ok := nodeByName(res, "node2")
-	if !ok || n2.Status != reports.NodeMissing || !strings.Contains(n2.Reason, "node node2 never reported (no results.json)") {
+	if !ok || n2.Status != results.NodeMissing || !strings.Contains(n2.Reason, "node node2 never reported (no results.json)") {
 		t.Errorf("node2: %+v", n2)
 	}
 	for _, n := range []string{"node1", "node3", "node4"} {
-		if nd, _ := nodeByName(res, n); nd.Status != reports.NodeEvaluated {
+		if nd, _ := nodeByName(res, n); nd.Status != results.NodeEvaluated {
 			t.Errorf("%s: %s %s", n, nd.Status, nd.Reason)
 		}
 	}
@@ -250,7 +250,7 @@ func TestAJobThatHitsItsTimeLimitStillWritesTheMergedReport(t *testing.T) {
 		t.Fatalf("%d nodes in the merged report, want all 4", len(res.Nodes))
 	}
 	for _, n := range res.Nodes {
-		if n.Status != reports.NodeMissing || !strings.Contains(n.Reason, "never reported") {
+		if n.Status != results.NodeMissing || !strings.Contains(n.Reason, "never reported") {
 			t.Errorf("%s: %s %q", n.Name, n.Status, n.Reason)
 		}
 		if !strings.Contains(n.Reason, "cancelled when the job was told to end") && !strings.Contains(n.Reason, "TIMEOUT") {
@@ -301,7 +301,7 @@ func TestDrainLeavesNodesDrainedByOthersAlone(t *testing.T) {
 	}
 }
 
-func specMessages(n reports.Node) string {
+func specMessages(n results.Node) string {
 	var b strings.Builder
 	for _, s := range n.Suites {
 		for _, sp := range s.Specs {

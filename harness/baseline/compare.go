@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // Comparison is a measured value against a metric's expectation.
@@ -79,7 +81,7 @@ func (c Comparison) String() string {
 	var b strings.Builder
 	b.WriteString(c.Metric)
 	if c.Size != 0 {
-		b.WriteString(" at " + FormatSize(c.Size))
+		b.WriteString(" at " + results.SizeString(c.Size))
 	}
 	fmt.Fprintf(&b, ": %s, ", withUnit(c.Value, c.Unit))
 	op, edge, word := ">=", c.Low, "below"
@@ -113,7 +115,7 @@ func (c Comparison) Band() string {
 	}
 	s += " (expected " + withUnit(c.Expected, c.Unit)
 	if c.AtSize {
-		s += " at " + FormatSize(c.Size)
+		s += " at " + results.SizeString(c.Size)
 	}
 	return s + ")"
 }
@@ -141,18 +143,4 @@ func formatNumber(v float64) string {
 		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
 	}
 	return s
-}
-
-// FormatSize renders a message size in bytes: "2 GiB", "256 MiB", "8 B";
-// sizes that are not a whole number of the unit stay in bytes.
-func FormatSize(n int64) string {
-	for _, u := range []struct {
-		shift int
-		name  string
-	}{{40, "TiB"}, {30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
-		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
-			return fmt.Sprintf("%d %s", n>>u.shift, u.name)
-		}
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // ChangeKind says what happened to a field or metric.
@@ -181,12 +183,12 @@ func metricChanges(a, b Metric) []Change {
 		vb, inB := b.BySize[s]
 		switch {
 		case !inA:
-			add(Added, fs, "", formatNumber(vb), "metric %s: expectation at %s added: %s", b.Name, FormatSize(s), withUnit(vb, b.Unit))
+			add(Added, fs, "", formatNumber(vb), "metric %s: expectation at %s added: %s", b.Name, results.SizeString(s), withUnit(vb, b.Unit))
 		case !inB:
-			add(Removed, fs, formatNumber(va), "", "metric %s: expectation at %s (%s) removed", b.Name, FormatSize(s), withUnit(va, a.Unit))
+			add(Removed, fs, formatNumber(va), "", "metric %s: expectation at %s (%s) removed", b.Name, results.SizeString(s), withUnit(va, a.Unit))
 		case va != vb:
 			add(Changed, fs, formatNumber(va), formatNumber(vb), "metric %s at %s: expected changed from %s to %s%s",
-				b.Name, FormatSize(s), formatNumber(va), withUnit(vb, b.Unit), pct(va, vb))
+				b.Name, results.SizeString(s), formatNumber(va), withUnit(vb, b.Unit), pct(va, vb))
 		}
 	}
 	return out

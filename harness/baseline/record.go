@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gdrcheck/gdrcheck/results"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -136,13 +137,13 @@ func Record(profile Profile, samples map[string][]float64, opts RecordOptions) *
 		} else {
 			largest := sizes[len(sizes)-1]
 			m.Expected = round4(median(a.bySize[largest]))
-			notes = append(notes, "expected is the median at "+FormatSize(largest)+", the largest size")
+			notes = append(notes, "expected is the median at "+results.SizeString(largest)+", the largest size")
 		}
 		if len(sizes) > 0 {
 			m.BySize = map[int64]float64{}
 			for _, s := range sizes {
 				m.BySize[s] = round4(median(a.bySize[s]))
-				notes = append(notes, FormatSize(s)+": median of "+spread(a.bySize[s]))
+				notes = append(notes, results.SizeString(s)+": median of "+spread(a.bySize[s]))
 			}
 		}
 		m.Comment = strings.Join(notes, "\n")
@@ -351,7 +352,7 @@ func (b *Baseline) node() *yaml.Node {
 				for _, s := range m.Sizes() {
 					k := integer(s)
 					v := number(m.BySize[s])
-					v.LineComment = "# " + FormatSize(s)
+					v.LineComment = "# " + results.SizeString(s)
 					bs.n.Content = append(bs.n.Content, k, v)
 				}
 				mm.add("by_size", bs.n)

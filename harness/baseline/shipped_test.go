@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 const ncclTests = "../../fixtures/nccl-tests/"
@@ -79,7 +80,7 @@ func TestH200x2BaselineIsTheRecordedMeasurements(t *testing.T) {
 			}
 			for size, v := range m.BySize {
 				if size < 256<<20 || rows[size] != v {
-					t.Errorf("by_size %s = %v, recorded %v", baseline.FormatSize(size), v, rows[size])
+					t.Errorf("by_size %s = %v, recorded %v", results.SizeString(size), v, rows[size])
 				}
 			}
 		})

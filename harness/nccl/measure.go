@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // Plan says what to measure on one node (or one allocation, through the
@@ -145,9 +145,9 @@ func Ratio(fallback, direct Result) (float64, bool) {
 }
 
 // Report turns a run into results.json's form.
-func (m Measured) Report(suite string, exp Expectation) reports.Run {
+func (m Measured) Report(suite string, exp Expectation) results.Run {
 	res := m.Result
-	run := reports.Run{
+	run := results.Run{
 		Suite:    suite,
 		Tool:     m.Op + "_perf",
 		Op:       m.Op,
@@ -176,7 +176,7 @@ func (m Measured) Report(suite string, exp Expectation) reports.Run {
 			if row.AlgBWIP > algbw {
 				algbw = row.AlgBWIP
 			}
-			run.Points = append(run.Points, reports.Point{Size: row.Size, BusBW: row.BusBW(), AlgBW: algbw, TimeUS: row.TimeOOP, Wrong: row.Wrong})
+			run.Points = append(run.Points, results.Point{Size: row.Size, BusBW: row.BusBW(), AlgBW: algbw, TimeUS: row.TimeOOP, Wrong: row.Wrong})
 		}
 	}
 	return run
@@ -194,8 +194,8 @@ func TransportSummary(t map[string]int) string {
 
 // FabricSummary is what results.json keeps of the port counters during a
 // run: the bytes each NIC moved and the counters that grew.
-func FabricSummary(d node.FabricDelta) *reports.Fabric {
-	f := &reports.Fabric{NICBytes: map[string]uint64{}}
+func FabricSummary(d node.FabricDelta) *results.Fabric {
+	f := &results.Fabric{NICBytes: map[string]uint64{}}
 	for _, t := range d.Traffic() {
 		if t.Measured {
 			f.NICBytes[t.NIC] = t.XmitBytes + t.RcvBytes

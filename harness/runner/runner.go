@@ -24,7 +24,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/perftest"
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 
 	// The spec areas register themselves.
@@ -75,7 +75,7 @@ type Options struct {
 // Run collects the node's evidence and runs the specs. It returns results
 // even when the node cannot be evaluated: the report says why, and the exit
 // code is 2.
-func Run(opt Options) (*reports.Results, *node.Evidence, error) {
+func Run(opt Options) (*results.Results, *node.Evidence, error) {
 	if err := suites.CheckLabels(opt.Suites); err != nil {
 		return nil, nil, err
 	}
@@ -86,12 +86,12 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	res := &reports.Results{
-		Schema:  reports.Schema,
-		Tool:    reports.Tool{Version: opt.Version, Args: opt.Args, Suites: opt.Suites},
+	res := &results.Results{
+		Schema:  results.Schema,
+		Tool:    results.Tool{Version: opt.Version, Args: opt.Args, Suites: opt.Suites},
 		Started: time.Now().UTC(),
 	}
-	n := reports.Node{Started: res.Started}
+	n := results.Node{Started: res.Started}
 	var ev *node.Evidence
 	// /dev before NVML runs: it creates device nodes it misses.
 	var devs node.DeviceView
@@ -101,7 +101,7 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 	h, err := node.Open(opt.HostRoot)
 	if err != nil {
 		n.Name = nodeName(opt.NodeName, "")
-		n.Status = reports.NodeUnevaluable
+		n.Status = results.NodeUnevaluable
 		n.Reason = err.Error()
 	} else {
 		src := node.DefaultSources(h)
@@ -145,7 +145,7 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 		}
 		if sc.Baseline != nil {
 			n.Profile = sc.Baseline.Profile.Name
-			n.Facts = append(n.Facts, reports.Fact{Name: "profile", Value: n.Profile})
+			n.Facts = append(n.Facts, results.Fact{Name: "profile", Value: n.Profile})
 		}
 		suites.SetContext(sc)
 		rep := runSpecs(opt)
@@ -153,15 +153,15 @@ func Run(opt Options) (*reports.Results, *node.Evidence, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		n.Status = reports.NodeEvaluated
+		n.Status = results.NodeEvaluated
 		if fe := ev.Fatal(); fe != nil {
-			n.Status = reports.NodeUnevaluable
+			n.Status = results.NodeUnevaluable
 			n.Reason = fe.Error()
 		}
 	}
 	n.Finished = time.Now().UTC()
 	res.Finished = n.Finished
-	res.Nodes = []reports.Node{n}
+	res.Nodes = []results.Node{n}
 	return res, ev, nil
 }
 
@@ -187,7 +187,7 @@ func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseli
 	// Sweep up to the largest size the baseline states, so the
 	// comparison is made where its numbers were measured.
 	if b != nil {
-		if m, ok := b.Metric("nccl.all_reduce.busbw"); ok {
+		if m, ok := b.Metric(results.BusBWMetric("all_reduce")); ok {
 			if s := m.Sizes(); len(s) > 0 && s[len(s)-1] > 2<<30 {
 				plan.DirectArgs = []string{"-b", "8", "-e", strconv.FormatInt(s[len(s)-1], 10), "-f", "2"}
 			}
@@ -219,15 +219,15 @@ func measureRails(opt Options, h node.Host, ev *node.Evidence) ([]perftest.RailR
 }
 
 // railRuns turns loopback runs into results.json runs, bandwidth in Gb/s.
-func railRuns(rs []perftest.RailRun, nodeName string) []reports.Run {
-	var out []reports.Run
+func railRuns(rs []perftest.RailRun, nodeName string) []results.Run {
+	var out []results.Run
 	for _, rr := range rs {
-		run := reports.Run{Suite: "fabric", Tool: rr.Result.Spec.Binary, Op: "write_bw", Mode: "loopback " + rr.Rail.NIC,
+		run := results.Run{Suite: "fabric", Tool: rr.Result.Spec.Binary, Op: "write_bw", Mode: "loopback " + rr.Rail.NIC,
 			Mem: string(rr.Mem), Unit: "Gb/s", Nodes: []string{nodeName}, Duration: rr.Result.Duration.Seconds()}
 		if p := rr.Result.Result; p != nil {
 			run.BusBW = p.BWAvgGbps
 			if p.MsgSize > 0 {
-				run.Points = []reports.Point{{Size: p.MsgSize, BusBW: p.BWAvgGbps}}
+				run.Points = []results.Point{{Size: p.MsgSize, BusBW: p.BWAvgGbps}}
 			}
 		}
 		if rr.Result.Err != nil {
@@ -258,8 +258,8 @@ func remoteNIC(ev *node.Evidence) string {
 
 // ncclRuns turns the measurements into results.json runs, with each
 // fallback's ratio to the direct all_reduce.
-func ncclRuns(m *nccl.Measurements, nodeName string, b *baseline.Baseline) []reports.Run {
-	var out []reports.Run
+func ncclRuns(m *nccl.Measurements, nodeName string, b *baseline.Baseline) []results.Run {
+	var out []results.Run
 	d, haveDirect := m.Direct("all_reduce")
 	for _, r := range m.Runs {
 		suite := "collectives"
@@ -270,8 +270,8 @@ func ncclRuns(m *nccl.Measurements, nodeName string, b *baseline.Baseline) []rep
 		run.Nodes = []string{nodeName}
 		if b != nil && suite == "collectives" && len(run.Points) > 0 {
 			last := run.Points[len(run.Points)-1]
-			if c, ok := b.Compare("nccl."+run.Op+".busbw", last.BusBW, last.Size); ok {
-				run.Baseline = &reports.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High}
+			if c, ok := b.Compare(results.BusBWMetric(run.Op), last.BusBW, last.Size); ok {
+				run.Baseline = &results.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High}
 			}
 		}
 		if haveDirect && suite == "negative" {
@@ -286,7 +286,7 @@ func ncclRuns(m *nccl.Measurements, nodeName string, b *baseline.Baseline) []rep
 
 // keepLogs writes each run's raw output next to the reports, as evidence a
 // person can read, and names the file in the run.
-func keepLogs(dir string, m *nccl.Measurements, runs []reports.Run) error {
+func keepLogs(dir string, m *nccl.Measurements, runs []results.Run) error {
 	if dir == "" {
 		return nil
 	}
@@ -295,7 +295,7 @@ func keepLogs(dir string, m *nccl.Measurements, runs []reports.Run) error {
 	}
 	for i, r := range m.Runs {
 		name := r.Op + "_perf-" + r.Mode.Name + ".log"
-		if err := reports.WriteFile(filepath.Join(dir, name), r.Result.Output); err != nil {
+		if err := results.WriteFile(filepath.Join(dir, name), r.Result.Output); err != nil {
 			return err
 		}
 		runs[i].Log = filepath.Join(filepath.Base(dir), name)
@@ -372,11 +372,11 @@ func nodeName(flag, hostname string) string {
 }
 
 // facts are the node properties Jenkins shows beside the suite.
-func facts(ev *node.Evidence) []reports.Fact {
-	f := []reports.Fact{{Name: "host_root", Value: ev.Host.Root}}
+func facts(ev *node.Evidence) []results.Fact {
+	f := []results.Fact{{Name: "host_root", Value: ev.Host.Root}}
 	add := func(k, v string) {
 		if v != "" {
-			f = append(f, reports.Fact{Name: k, Value: v})
+			f = append(f, results.Fact{Name: k, Value: v})
 		}
 	}
 	models := map[string]int{}
@@ -448,13 +448,13 @@ func runSpecs(opt Options) types.Report {
 // convert turns Ginkgo's report into suites of specs: one suite per area
 // selected, names without labels or node types, skipped kept apart, and a
 // failed setup node as a failed case of its own.
-func convert(r types.Report, areas []string) ([]reports.Suite, error) {
+func convert(r types.Report, areas []string) ([]results.Suite, error) {
 	selected := map[string]bool{}
 	for _, a := range areas {
 		selected[a] = true
 	}
-	bySuite := map[string]*reports.Suite{}
-	var setup []reports.Spec
+	bySuite := map[string]*results.Suite{}
+	var setup []results.Spec
 	var setupFailed string
 	for _, sr := range r.SpecReports {
 		switch sr.LeafNodeType {
@@ -480,18 +480,18 @@ func convert(r types.Report, areas []string) ([]reports.Suite, error) {
 		}
 		s, ok := bySuite[area]
 		if !ok {
-			s = &reports.Suite{Name: area}
+			s = &results.Suite{Name: area}
 			bySuite[area] = s
 		}
 		sp := spec(sr)
-		if sp.State == reports.StateSkipped && sp.Message == "" && setupFailed != "" {
+		if sp.State == results.StateSkipped && sp.Message == "" && setupFailed != "" {
 			sp.Message = "not run: " + setupFailed
 		}
 		s.Specs = append(s.Specs, sp)
 	}
-	var out []reports.Suite
+	var out []results.Suite
 	if len(setup) > 0 {
-		out = append(out, reports.Suite{Name: "setup", Specs: setup})
+		out = append(out, results.Suite{Name: "setup", Specs: setup})
 	}
 	for _, a := range areas {
 		s, ok := bySuite[a]
@@ -511,12 +511,12 @@ func convert(r types.Report, areas []string) ([]reports.Suite, error) {
 	return out, nil
 }
 
-func spec(sr types.SpecReport) reports.Spec {
+func spec(sr types.SpecReport) results.Spec {
 	name := sr.LeafNodeText
 	if len(sr.ContainerHierarchyTexts) > 1 {
 		name = strings.Join(append(append([]string{}, sr.ContainerHierarchyTexts[1:]...), sr.LeafNodeText), " ")
 	}
-	sp := reports.Spec{
+	sp := results.Spec{
 		Name:     name,
 		Duration: sr.RunTime.Seconds(),
 		State:    state(sr.State),
@@ -534,7 +534,7 @@ func spec(sr types.SpecReport) reports.Spec {
 		if e.Name != suites.MetricEntry {
 			continue
 		}
-		if m, ok := e.Value.GetRawValue().(reports.Metric); ok {
+		if m, ok := e.Value.GetRawValue().(results.Metric); ok {
 			sp.Metrics = append(sp.Metrics, m)
 		}
 	}
@@ -551,13 +551,13 @@ func spec(sr types.SpecReport) reports.Spec {
 func state(s types.SpecState) string {
 	switch s {
 	case types.SpecStatePassed:
-		return reports.StatePassed
+		return results.StatePassed
 	case types.SpecStateSkipped:
-		return reports.StateSkipped
+		return results.StateSkipped
 	case types.SpecStatePending:
-		return reports.StatePending
+		return results.StatePending
 	case types.SpecStateFailed:
-		return reports.StateFailed
+		return results.StateFailed
 	}
 	return s.String() // panicked, interrupted, aborted, timedout
 }

@@ -10,7 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
 
@@ -38,7 +38,7 @@ var _ = suites.Describe("bar1", func() {
 				n string
 				v uint64
 			}{{"bar1_total", g.BAR1.TotalMiB}, {"bar1_used", g.BAR1.UsedMiB}, {"bar1_free", g.BAR1.FreeMiB}} {
-				suites.Record(reports.Metric{Name: m.n, Value: float64(m.v), Unit: "MiB", Subject: suites.GPUName(g)})
+				suites.Record(results.Metric{Name: m.n, Value: float64(m.v), Unit: "MiB", Subject: suites.GPUName(g)})
 			}
 		}
 		suites.FailIf(bad)

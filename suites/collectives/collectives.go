@@ -10,7 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
 
@@ -72,14 +72,14 @@ var _ = suites.Describe("collectives", func() {
 			// Compared at the largest size measured, where the
 			// baseline's by_size (or its expected value) applies.
 			last := r.Result.Tests.Rows[len(r.Result.Tests.Rows)-1]
-			metric := "nccl." + r.Op + ".busbw"
+			metric := results.BusBWMetric(r.Op)
 			got := last.BusBW()
 			c, ok := suites.Compare(metric, got, last.Size)
-			mt := reports.Metric{Name: metric, Value: got, Unit: "GB/s", Subject: fmt.Sprintf("%s_perf at %s", r.Op, reports.SizeString(last.Size))}
+			mt := results.Metric{Name: metric, Value: got, Unit: "GB/s", Subject: fmt.Sprintf("%s_perf at %s", r.Op, results.SizeString(last.Size))}
 			if ok {
 				mt.Baseline, mt.DeltaPct, mt.Verdict = &c.Expected, &c.DeltaPct, c.Verdict()
 				if !c.Pass {
-					bad = append(bad, fmt.Sprintf("%s_perf busbw %.1f GB/s at %s; baseline %s expects %s", r.Op, got, reports.SizeString(last.Size), suites.Profile(), c.Band()))
+					bad = append(bad, fmt.Sprintf("%s_perf busbw %.1f GB/s at %s; baseline %s expects %s", r.Op, got, results.SizeString(last.Size), suites.Profile(), c.Band()))
 				}
 			}
 			suites.Record(mt)

@@ -14,7 +14,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/perftest"
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
 
@@ -53,7 +53,7 @@ var _ = suites.Describe("fabric", func() {
 		}
 		var bad []string
 		for _, pc := range node.CheckNICPorts(rails, func(string, node.NICPort) float64 { return want }) {
-			suites.Record(reports.Metric{Name: "port_rate", Value: pc.RateGbps, Unit: "Gb/s", Subject: fmt.Sprintf("%s port %d", pc.NIC, pc.Port)})
+			suites.Record(results.Metric{Name: "port_rate", Value: pc.RateGbps, Unit: "Gb/s", Subject: fmt.Sprintf("%s port %d", pc.NIC, pc.Port)})
 			for _, p := range pc.Problems {
 				bad = append(bad, fmt.Sprintf("%s port %d: %s", pc.NIC, pc.Port, p))
 			}
@@ -95,7 +95,7 @@ var _ = suites.Describe("fabric", func() {
 			}
 			checked++
 			total := r.Result.Fabric.TotalBytes()
-			suites.Record(reports.Metric{Name: "nic_bytes", Value: float64(total), Unit: "B", Subject: r.Op + "_perf"})
+			suites.Record(results.Metric{Name: "nic_bytes", Value: float64(total), Unit: "B", Subject: r.Op + "_perf"})
 			for _, t := range r.Result.Fabric.Traffic() {
 				if t.Measured && t.XmitBytes+t.RcvBytes > strayBytes {
 					bad = append(bad, fmt.Sprintf("%d MiB crossed %s during %s_perf; a single-node run between NVLink peers should not touch a NIC", (t.XmitBytes+t.RcvBytes)>>20, t.NIC, r.Op))
@@ -122,7 +122,7 @@ var _ = suites.Describe("fabric", func() {
 		}
 		limit := 0.9
 		if b := c.Baseline; b != nil {
-			if cmp, ok := b.Compare("rdma.write_bw.gpu_host_ratio", 0, 0); ok {
+			if cmp, ok := b.Compare(results.RDMAGPUHostRatioMetric, 0, 0); ok {
 				limit = cmp.Low
 			}
 		}
@@ -138,21 +138,21 @@ var _ = suites.Describe("fabric", func() {
 				continue
 			}
 			bw := r.Result.Result.BWAvgGbps
-			suites.Record(reports.Metric{Name: "rdma_write_bw", Value: bw, Unit: "Gb/s", Subject: fmt.Sprintf("%s %s", r.Rail.NIC, r.Mem)})
+			suites.Record(results.Metric{Name: "rdma_write_bw", Value: bw, Unit: "Gb/s", Subject: fmt.Sprintf("%s %s", r.Rail.NIC, r.Mem)})
 			if r.Mem == perftest.MemHost {
 				host[r.Rail.NIC] = bw
 				continue
 			}
 			if h := host[r.Rail.NIC]; h > 0 {
 				ratio := bw / h
-				mt := reports.Metric{Name: "gpu_host_ratio", Value: ratio, Subject: fmt.Sprintf("%s %s", r.Rail.NIC, r.Mem), Baseline: &limit, Verdict: "pass"}
+				mt := results.Metric{Name: "gpu_host_ratio", Value: ratio, Subject: fmt.Sprintf("%s %s", r.Rail.NIC, r.Mem), Baseline: &limit, Verdict: "pass"}
 				if ratio < limit {
 					mt.Verdict = "fail"
 					bad = append(bad, fmt.Sprintf("%s: %s memory reaches %.1f Gb/s, %.2f of host memory's %.1f; expected at least %.2f", r.Rail.NIC, r.Mem, bw, ratio, h, limit))
 				}
 				suites.Record(mt)
 			}
-			if cmp, ok := suites.Compare("rdma.write_bw.gdr", bw, 0); ok && r.Mem != perftest.MemHost && !cmp.Pass {
+			if cmp, ok := suites.Compare(results.RDMAGDRMetric, bw, 0); ok && r.Mem != perftest.MemHost && !cmp.Pass {
 				bad = append(bad, fmt.Sprintf("%s: %s memory reaches %.1f Gb/s; baseline %s expects %s", r.Rail.NIC, r.Mem, bw, suites.Profile(), cmp.Band()))
 			}
 		}

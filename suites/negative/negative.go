@@ -12,7 +12,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
 
@@ -32,9 +32,9 @@ var _ = suites.Describe("negative", func() {
 			Fail("all_reduce_perf printed no NCCL log: cannot tell the path (NCCL_DEBUG=INFO unset?)")
 		}
 		v := d.Result.Log.Verdict(m.Expectation)
-		suites.Record(reports.Metric{Name: "busbw", Value: d.Result.BusBW(), Unit: "GB/s", Subject: "direct"})
+		suites.Record(results.Metric{Name: "busbw", Value: d.Result.BusBW(), Unit: "GB/s", Subject: "direct"})
 		if d.Result.CPUPct != nil {
-			suites.Record(reports.Metric{Name: "cpu_pct", Value: *d.Result.CPUPct, Unit: "%", Subject: "direct"})
+			suites.Record(results.Metric{Name: "cpu_pct", Value: *d.Result.CPUPct, Unit: "%", Subject: "direct"})
 		}
 		suites.Note("direct: %s (%s)", v.Verdict, nccl.TransportSummary(d.Result.Log.Transports))
 		if v.Verdict != nccl.VerdictDirect {
@@ -62,9 +62,9 @@ var _ = suites.Describe("negative", func() {
 			was, now := d.Result.Log.Dominant(), f.Result.Log.Dominant()
 			ratio, haveRatio := nccl.Ratio(f.Result, d.Result)
 			limit := suites.RatioLimit(mode.Name)
-			suites.Record(reports.Metric{Name: "busbw", Value: f.Result.BusBW(), Unit: "GB/s", Subject: mode.Name})
+			suites.Record(results.Metric{Name: "busbw", Value: f.Result.BusBW(), Unit: "GB/s", Subject: mode.Name})
 			if haveRatio {
-				mt := reports.Metric{Name: "ratio_to_direct", Value: ratio, Subject: mode.Name}
+				mt := results.Metric{Name: "ratio_to_direct", Value: ratio, Subject: mode.Name}
 				mt.Baseline, mt.Verdict = &limit, "pass"
 				if ratio >= limit {
 					mt.Verdict = "fail"
@@ -72,7 +72,7 @@ var _ = suites.Describe("negative", func() {
 				suites.Record(mt)
 			}
 			if f.Result.CPUPct != nil {
-				suites.Record(reports.Metric{Name: "cpu_pct", Value: *f.Result.CPUPct, Unit: "%", Subject: mode.Name})
+				suites.Record(results.Metric{Name: "cpu_pct", Value: *f.Result.CPUPct, Unit: "%", Subject: mode.Name})
 			}
 			suites.Note("%s: %s, was %s (%s)", mode.Name, orNone(now), was, nccl.TransportSummary(f.Result.Log.Transports))
 			if !mode.Landed(now) {

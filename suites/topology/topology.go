@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
-	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
 
@@ -49,7 +49,7 @@ var _ = suites.Describe("topology", func() {
 				bad = append(bad, fmt.Sprintf("%s -> %s is %s; GDR expected at %s", suites.GPUName(g), p.NIC, p.Class, allowed(cfg.MaxGDRPath)))
 			}
 		}
-		suites.Record(reports.Metric{Name: "gpus_within_gdr_path", Value: float64(len(ev.GPUs) - len(bad)), Unit: "GPUs"})
+		suites.Record(results.Metric{Name: "gpus_within_gdr_path", Value: float64(len(ev.GPUs) - len(bad)), Unit: "GPUs"})
 		suites.FailIf(bad)
 	})
 
@@ -146,7 +146,7 @@ var _ = suites.Describe("topology", func() {
 				bad = append(bad, fmt.Sprintf("%s <-> %s: P2P read %s, write %s; expected OK over NVLink", suites.GPUName(a), suites.GPUName(b), p.P2PRead, p.P2PWrite))
 			}
 		}
-		suites.Record(reports.Metric{Name: "nvlink_pairs_checked", Value: float64(checked), Unit: "pairs"})
+		suites.Record(results.Metric{Name: "nvlink_pairs_checked", Value: float64(checked), Unit: "pairs"})
 		suites.FailIf(bad)
 	})
 

@@ -1,12 +1,7 @@
-package reports
+package results
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 )
@@ -175,79 +170,6 @@ func (r *Results) ExitCode() int {
 		}
 	}
 	return code
-}
-
-// Read loads and checks a results.json.
-func Read(path string) (*Results, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var r Results
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("reading %q: %w", path, err)
-	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("reading %q: schema %q, want %q", path, r.Schema, Schema)
-	}
-	return &r, nil
-}
-
-// WriteFile writes data to path atomically: a temporary file in the same
-// directory, synced, then renamed, so a reader (Jenkins, a Slurm collector)
-// never sees half a report.
-func WriteFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("writing %q: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(data)
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %q: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %q: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %q: %w", path, err)
-	}
-	return nil
-}
-
-// WriteAll writes results.json, junit.xml and report.html into dir, each
-// atomically: the files every run and every job leaves.
-func (r *Results) WriteAll(dir string, jo JUnitOptions) error {
-	if err := r.Write(filepath.Join(dir, "results.json")); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	if err := WriteJUnit(&buf, r, jo); err != nil {
-		return err
-	}
-	if err := WriteFile(filepath.Join(dir, "junit.xml"), buf.Bytes()); err != nil {
-		return err
-	}
-	buf.Reset()
-	if err := WriteHTML(&buf, r); err != nil {
-		return err
-	}
-	return WriteFile(filepath.Join(dir, "report.html"), buf.Bytes())
-}
-
-// Write writes results.json atomically.
-func (r *Results) Write(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding results: %w", err)
-	}
-	return WriteFile(path, append(b, '\n'))
 }
 
 // Run is one measured run of a benchmark (nccl-tests, perftest): what was

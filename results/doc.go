@@ -1,0 +1,7 @@
+// Package results is the pipeline's shared vocabulary: the results.json
+// model (nodes, suites, specs, metrics, benchmark runs), its states and the
+// exit codes a CI gate relies on, the atomic writers, and the names of the
+// metrics baselines and reports refer to. Producers (the harness, suites,
+// the runner, the Slurm job) write these values; reports render them.
+// It imports nothing of gdrcheck.
+package results

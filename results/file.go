@@ -1,0 +1,106 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Read loads and checks a results.json.
+func Read(path string) (*Results, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Results
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("reading %q: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("reading %q: schema %q, want %q", path, r.Schema, Schema)
+	}
+	return &r, nil
+}
+
+// Encode is results.json's bytes.
+func (r *Results) Encode() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding results: %w", err)
+	}
+	return append(b, '\n'), nil
+}
+
+// Write writes results.json atomically.
+func (r *Results) Write(path string) error {
+	b, err := r.Encode()
+	if err != nil {
+		return err
+	}
+	return WriteFile(path, b)
+}
+
+// WriteFile writes data to path atomically: a temporary file in the same
+// directory, synced, then renamed, so a reader (Jenkins, a Slurm collector)
+// never sees half a report.
+func WriteFile(path string, data []byte) error {
+	var s FileSet
+	if err := s.Add(path, data); err != nil {
+		return err
+	}
+	return s.Commit()
+}
+
+// FileSet writes files that belong together (results.json, junit.xml,
+// report.html) as one set: each is staged in a synced temporary file
+// beside its target, and only once all are staged are they renamed into
+// place, in the order added. Add the file readers trust most last: a
+// failure before it leaves that file, and so the previous set, as it was.
+type FileSet struct {
+	staged []staged
+}
+
+type staged struct{ tmp, path string }
+
+// Add stages data for path; on error nothing of the set is left behind.
+func (s *FileSet) Add(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		s.Abort()
+		return fmt.Errorf("writing %q: %w", path, err)
+	}
+	_, werr := f.Write(data)
+	serr := f.Sync()
+	cerr := f.Close()
+	if err := errors.Join(werr, serr, cerr, os.Chmod(f.Name(), 0o644)); err != nil {
+		os.Remove(f.Name())
+		s.Abort()
+		return fmt.Errorf("writing %q: %w", path, err)
+	}
+	s.staged = append(s.staged, staged{tmp: f.Name(), path: path})
+	return nil
+}
+
+// Commit renames every staged file into place, in order.
+func (s *FileSet) Commit() error {
+	defer s.Abort()
+	for i, f := range s.staged {
+		if err := os.Rename(f.tmp, f.path); err != nil {
+			return fmt.Errorf("writing %q: %w", f.path, err)
+		}
+		s.staged[i].tmp = ""
+	}
+	return nil
+}
+
+// Abort removes whatever is staged and not yet committed.
+func (s *FileSet) Abort() {
+	for _, f := range s.staged {
+		if f.tmp != "" {
+			os.Remove(f.tmp)
+		}
+	}
+	s.staged = nil
+}
