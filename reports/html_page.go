@@ -1,0 +1,218 @@
+package reports
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gdrcheck/gdrcheck/results"
+)
+
+// The page model: what the HTML page shows, computed from the results
+// before the template draws it.
+
+// exitMeaning says what each exit code tells a CI gate.
+var exitMeaning = map[int]string{
+	results.ExitPassed:      "every spec passed",
+	results.ExitFailed:      "a spec failed",
+	results.ExitUnevaluable: "a node could not be evaluated or never reported",
+}
+
+type htmlPage struct {
+	Version  string
+	Command  string
+	Suites   string
+	Started  string
+	Finished string
+	Duration string
+	Exit     int
+	Verdict  string // PASS, FAIL, UNEVALUABLE
+	Class    string // good, bad
+	Meaning  string
+	Totals   results.Counts
+	Nodes    []htmlNode
+	Across   []*sizeChart // busbw vs size of the multi-node runs
+	Scaling  []*lineChart // busbw and efficiency vs node count
+	Tables   []htmlTable
+}
+
+type htmlNode struct {
+	ID       string // anchor; names from results never become ids
+	Name     string
+	Status   string
+	Class    string
+	Reason   string
+	Profile  string
+	Facts    []results.Fact
+	Counts   results.Counts
+	Suites   []htmlSuite
+	Failures []htmlSpec
+	Warnings []htmlSpec
+	Skipped  []htmlSpec
+	Charts   []*sizeChart
+	Bars     []*barChart
+}
+
+type htmlSuite struct {
+	Name                    string
+	Passed, Failed, Skipped int
+	Status, Class           string
+}
+
+type htmlSpec struct {
+	Suite, Name, State, Message, Location, Output string
+}
+
+type htmlTable struct {
+	Title  string
+	Header []string
+	Rows   [][]htmlCell
+}
+
+type htmlCell struct {
+	Text, Class string
+}
+
+func newHTMLPage(r *results.Results) *htmlPage {
+	p := &htmlPage{
+		Version:  dash(r.Tool.Version),
+		Command:  commandLine(r.Tool.Args),
+		Suites:   dash(strings.Join(r.Tool.Suites, ", ")),
+		Started:  stamp(r.Started),
+		Finished: stamp(r.Finished),
+		Duration: "-",
+		Exit:     r.ExitCode(),
+	}
+	if !r.Started.IsZero() && !r.Finished.IsZero() {
+		p.Duration = r.Finished.Sub(r.Started).Round(100 * time.Millisecond).String()
+	}
+	switch p.Exit {
+	case results.ExitPassed:
+		p.Verdict, p.Class = "PASS", "good"
+	case results.ExitFailed:
+		p.Verdict, p.Class = "FAIL", "bad"
+	default:
+		p.Verdict, p.Class = "UNEVALUABLE", "bad"
+	}
+	p.Meaning = exitMeaning[p.Exit]
+	for i, n := range r.Nodes {
+		hn := newHTMLNode(n)
+		hn.ID = "node-" + strconv.Itoa(i)
+		c := hn.Counts
+		p.Totals.Tests += c.Tests
+		p.Totals.Passed += c.Passed
+		p.Totals.Failed += c.Failed
+		p.Totals.Skipped += c.Skipped
+		p.Nodes = append(p.Nodes, hn)
+	}
+	p.Across = sizeCharts(r.Runs, true)
+	groups := scalingGroups(r.Runs)
+	if len(groups) > 0 {
+		p.Scaling = scalingCharts(groups)
+	}
+	// The tables gdrcheck run prints, in its order.
+	for _, t := range []Table{SummaryTable(r), ScalingTable(r), FallbackTable(r), ComparisonTable(r), RDMATable(r), ContainerTable(r), FailuresTable(r)} {
+		if len(t.Rows) == 0 {
+			continue
+		}
+		p.Tables = append(p.Tables, htmlTableOf(t))
+	}
+	return p
+}
+
+func newHTMLNode(n results.Node) htmlNode {
+	hn := htmlNode{
+		Name: n.Name, Status: n.Status, Reason: n.Reason, Counts: n.Counts(),
+		Profile: n.Profile, Class: "good",
+	}
+	if n.Status != results.NodeEvaluated {
+		hn.Class = "bad"
+		hn.Counts.Tests++
+		hn.Counts.Failed++
+	} else if hn.Counts.Failed > 0 {
+		hn.Class = "bad"
+	}
+	for _, f := range n.Facts {
+		if f.Name == "profile" && f.Value == n.Profile {
+			continue // shown apart
+		}
+		hn.Facts = append(hn.Facts, f)
+	}
+	for _, s := range n.Suites {
+		hs := htmlSuite{Name: s.Name, Status: "PASS", Class: "good"}
+		for _, sp := range s.Specs {
+			one := htmlSpec{Suite: s.Name, Name: sp.Name, State: sp.State, Message: sp.Message, Location: sp.Location, Output: truncate(sp.Output, 16<<10)}
+			switch sp.State {
+			case results.StatePassed:
+				hs.Passed++
+				for _, w := range sp.Warnings() {
+					one.Message = w
+					hn.Warnings = append(hn.Warnings, one)
+				}
+			case results.StateSkipped, results.StatePending:
+				hs.Skipped++
+				hn.Skipped = append(hn.Skipped, one)
+			default:
+				hs.Failed++
+				hn.Failures = append(hn.Failures, one)
+			}
+		}
+		if hs.Failed > 0 {
+			hs.Status, hs.Class = "FAIL", "bad"
+		}
+		hn.Suites = append(hn.Suites, hs)
+	}
+	hn.Charts = sizeCharts(n.Runs, false)
+	hn.Bars = fallbackCharts(n)
+	return hn
+}
+
+// commandLine is the gdrcheck call as a shell would take it back.
+func commandLine(args []string) string {
+	words := []string{"gdrcheck"}
+	for _, a := range args {
+		if a == "" || strings.ContainsFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:=@%+", r))
+		}) {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		words = append(words, a)
+	}
+	return strings.Join(words, " ")
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// htmlTableOf marks verdict cells so the page can colour them.
+func htmlTableOf(t Table) htmlTable {
+	h := htmlTable{Title: t.Title, Header: t.Header}
+	for _, row := range t.Rows {
+		var cells []htmlCell
+		for _, c := range row {
+			cells = append(cells, htmlCell{Text: c, Class: cellClass(c)})
+		}
+		h.Rows = append(h.Rows, cells)
+	}
+	return h
+}
+
+func cellClass(s string) string {
+	switch strings.ToLower(s) {
+	case "pass", "passed", "detected", "direct":
+		return "good"
+	case "fail", "failed", "not detected", "fallback", results.NodeUnevaluable, results.NodeMissing:
+		return "bad"
+	}
+	if strings.HasPrefix(s, "error: ") {
+		return "bad"
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return "num"
+	}
+	return ""
+}
