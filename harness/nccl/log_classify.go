@@ -1,0 +1,296 @@
+package nccl
+
+import (
+	"bytes"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The classifier of NCCL debug logs: what an INFO message says about the
+// network, GDR, communicators and connections, the transport class of each
+// connection, and the findings.
+
+// Transport classes. Every channel connection NCCL logs is put in one of
+// these, or in "NET/<plugin>" / "NET/<plugin>/GDRDMA" for other net plugins
+// (IBext, OFI, gIB, ...), or "P2P/<mode>" for a P2P mode not listed here.
+const (
+	ClassP2PCUMEM    = "P2P/CUMEM"    // P2P through cuMem handles
+	ClassP2PIPC      = "P2P/IPC"      // P2P through legacy CUDA IPC
+	ClassP2PDirect   = "P2P/direct"   // "P2P/direct pointer": both GPUs in one process
+	ClassP2PMNNVL    = "P2P/MNNVL"    // cuMem P2P across a multi-node NVLink domain
+	ClassP2PIndirect = "P2P/indirect" // P2P relayed through an intermediate GPU
+	ClassSHM         = "SHM"          // staged through host shared memory
+	ClassNetIBGDR    = "NET/IB/GDRDMA"
+	ClassNetIB       = "NET/IB" // IB or RoCE, staged through host memory (no GDRDMA)
+	ClassNetSocket   = "NET/Socket"
+	ClassCollNet     = "CollNet"
+)
+
+// Patterns of INFO messages, run only on a message whose prefix info or
+// commLine has matched.
+var (
+	networkRe  = regexp.MustCompile(`^Using network (.+?)\s*$`)
+	netUsingRe = regexp.MustCompile(`^NET/(\S+?)\s*: Using (.*)$`)
+	netDevRe   = regexp.MustCompile(`\[(\d+)\]([^\s\[;]+)`)
+	netViaRe   = regexp.MustCompile(`^NET/(.+?)/(\d+)((?:/[A-Za-z]+)*)$`)
+	parenRe    = regexp.MustCompile(`\([^)]*\)`)
+	hcaRe      = regexp.MustCompile(`^NET/(\S+?)\s*: GPU Direct RDMA (Enabled|Disabled) for HCA (\d+) '([^']*)'`)
+	gpuGDRRe   = regexp.MustCompile(`^GPU Direct RDMA (Enabled|Disabled) for GPU (\S+) / HCA (\S+)(?:.*? mode (\S+))?`)
+	dmabufRe   = regexp.MustCompile(`^DMA-BUF is available on GPU device (\d+)`)
+	envRe      = regexp.MustCompile(`^(NCCL_[A-Z0-9_]+) set by environment to (.*?)\.?\s*$`)
+	commRe     = regexp.MustCompile(`comm (\S+) rank (\d+) nranks (\d+) cudaDev (\d+)(?: nvmlDev \d+)? busId ([0-9a-fA-F]+)`)
+	commTopoRe = regexp.MustCompile(`comm (\S+) rank (\d+) nRanks (\d+) nNodes (\d+) localRanks (\d+) localRank (\d+)`)
+)
+
+// info handles the message of one INFO line.
+func (p *logParser) info(prefix, msg []byte) {
+	s := p.s
+	switch {
+	case bytes.HasPrefix(msg, pfxChannel), bytes.HasPrefix(msg, pfxCollNet):
+		if c, via, ok := parseConnection(msg); ok {
+			p.connection(prefix, c, via)
+		}
+	case bytes.HasPrefix(msg, pfxNetwork):
+		if s.Network == "" {
+			if m := networkRe.FindSubmatch(msg); m != nil {
+				s.Network = string(m[1])
+			}
+		}
+	case bytes.HasPrefix(msg, pfxNET):
+		if p.repeated[string(msg)] {
+			return
+		}
+		if bytes.Contains(msg, txtGDR) {
+			if m := hcaRe.FindSubmatch(msg); m != nil {
+				h := GDRHCA{Net: string(m[1]), Index: atoi(string(m[3])), Name: string(m[4]), Enabled: string(m[2]) == "Enabled"}
+				if !p.hcas[h] && len(s.GDRHCAs) < maxKept {
+					p.hcas[h] = true
+					s.GDRHCAs = append(s.GDRHCAs, h)
+				}
+				p.remember(msg)
+			}
+		} else if bytes.Contains(msg, txtUsing) {
+			if m := netUsingRe.FindSubmatch(msg); m != nil {
+				net := string(m[1])
+				for _, d := range netDevRe.FindAllSubmatch(m[2], -1) {
+					nd := parseNetDevice(net, atoi(string(d[1])), string(d[2]))
+					if !p.devices[nd] && len(s.NetDevices) < maxKept {
+						p.devices[nd] = true
+						s.NetDevices = append(s.NetDevices, nd)
+					}
+				}
+				p.remember(msg)
+			}
+		}
+	case bytes.HasPrefix(msg, pfxGPUGDR):
+		if p.repeated[string(msg)] {
+			return
+		}
+		if m := gpuGDRRe.FindSubmatch(msg); m != nil {
+			g := GDRGPU{GPU: string(m[2]), HCA: string(m[3]), Enabled: string(m[1]) == "Enabled", Mode: string(m[4])}
+			if !p.gpus[g] && len(s.GDRGPUs) < maxKept {
+				p.gpus[g] = true
+				s.GDRGPUs = append(s.GDRGPUs, g)
+			}
+			p.remember(msg)
+		}
+	case bytes.HasPrefix(msg, pfxDMABUF):
+		if m := dmabufRe.FindSubmatch(msg); m != nil {
+			if n := atoi(string(m[1])); !slices.Contains(s.DMABUFGPUs, n) && len(s.DMABUFGPUs) < maxKept {
+				s.DMABUFGPUs = append(s.DMABUFGPUs, n)
+			}
+		}
+	case bytes.HasPrefix(msg, pfxEnv):
+		if m := envRe.FindSubmatch(msg); m != nil {
+			k := string(m[1])
+			if _, ok := s.Env[k]; ok || len(s.Env) < maxKept {
+				s.Env[k] = string(m[2])
+			}
+		}
+	case bytes.Contains(msg, txtComm):
+		p.commLine(prefix, msg)
+	}
+}
+
+// remember marks an idempotent message as handled, while there is room.
+func (p *logParser) remember(msg []byte) {
+	if len(p.repeated) < maxRepeated {
+		p.repeated[string(msg)] = true
+	}
+}
+
+// commLine handles a line about a communicator: its shape, and the
+// Init START / Init COMPLETE / Destroy COMPLETE steps that tell whether the
+// log covers the whole run.
+func (p *logParser) commLine(prefix, msg []byte) {
+	switch {
+	case bytes.HasSuffix(msg, sfxInitDone):
+		p.initDone++
+	case bytes.HasSuffix(msg, sfxInitBeg):
+		p.initStart++
+	case bytes.HasSuffix(msg, sfxDestroy), bytes.HasSuffix(msg, sfxAbort):
+		p.ended++
+	}
+	if !bytes.Contains(msg, txtRank) {
+		return
+	}
+	s := p.s
+	if m := commTopoRe.FindSubmatch(msg); m != nil {
+		c := p.comm(prefix, m[1])
+		c.Rank, c.Ranks, c.Nodes, c.LocalRanks, c.LocalRank = atoi(string(m[2])), atoi(string(m[3])), atoi(string(m[4])), atoi(string(m[5])), atoi(string(m[6]))
+		s.Ranks, s.Nodes, s.LocalRanks = max(s.Ranks, c.Ranks), max(s.Nodes, c.Nodes), max(s.LocalRanks, c.LocalRanks)
+	} else if m := commRe.FindSubmatch(msg); m != nil {
+		c := p.comm(prefix, m[1])
+		c.Rank, c.Ranks, c.CudaDev, c.BusID = atoi(string(m[2])), atoi(string(m[3])), atoi(string(m[4])), string(m[5])
+		s.Ranks = max(s.Ranks, c.Ranks)
+	}
+}
+
+// comm returns the communicator a comm line is about, adding it if new;
+// past MaxComms it returns a scratch value that is not kept.
+func (p *logParser) comm(prefix, id []byte) *Comm {
+	key := string(pidKey(prefix)) + " " + string(id)
+	i, ok := p.comms[key]
+	if !ok {
+		if len(p.s.Comms) >= MaxComms {
+			p.scratch = Comm{}
+			return &p.scratch
+		}
+		i = len(p.s.Comms)
+		p.comms[key] = i
+		p.s.Comms = append(p.s.Comms, Comm{Host: string(hostOf(prefix)), ID: string(id)})
+	}
+	return &p.s.Comms[i]
+}
+
+// connection counts one connection line under its class.
+func (p *logParser) connection(prefix []byte, c Connection, via []byte) {
+	vi, ok := p.vias[string(via)]
+	if !ok {
+		vi.class, vi.gdr = classify(string(via))
+		if len(p.vias) < maxVias {
+			p.vias[string(via)] = vi
+		}
+	}
+	s := p.s
+	s.Transports[vi.class]++
+	i, ok := p.uses[vi]
+	if !ok {
+		i = len(s.Uses)
+		p.uses[vi] = i
+		s.Uses = append(s.Uses, TransportUse{Class: vi.class, GDR: vi.gdr, Links: []Link{}})
+	}
+	host := hostOf(prefix)
+	s.Uses[i].add(host, c, via)
+	if len(s.Connections) < MaxConnections {
+		c.Host, c.Via, c.Class, c.GDR = string(host), string(via), vi.class, vi.gdr
+		s.Connections = append(s.Connections, c)
+	}
+}
+
+// add counts one connection line of u's class.
+func (u *TransportUse) add(host []byte, c Connection, via []byte) {
+	u.Connections++
+	if c.Channel >= 0 && c.Channel <= maxChannel {
+		u.chans[c.Channel/64] |= 1 << (c.Channel % 64)
+	}
+	for i := range u.Links {
+		l := &u.Links[i]
+		if l.From == c.From && l.To == c.To && l.Host == string(host) && l.Via == string(via) {
+			l.Connections++
+			return
+		}
+	}
+	if len(u.Links) < MaxLinks {
+		u.Links = append(u.Links, Link{Host: string(host), From: c.From, To: c.To, Via: string(via), Connections: 1})
+		return
+	}
+	u.OtherLinks++
+}
+
+func (u *TransportUse) channelList() []int {
+	ch := []int{}
+	for i, w := range u.chans {
+		for b := 0; w != 0; b, w = b+1, w>>1 {
+			if w&1 != 0 {
+				ch = append(ch, i*64+b)
+			}
+		}
+	}
+	return ch
+}
+
+// finding adds f or counts it again.
+func (p *logParser) finding(f Finding) {
+	if i, ok := p.findings[f]; ok {
+		p.s.Findings[i].Count++
+		return
+	}
+	if len(p.s.Findings) >= maxKept {
+		p.s.FindingsOmitted++
+		return
+	}
+	p.findings[f] = len(p.s.Findings)
+	f.Count = 1
+	p.s.Findings = append(p.s.Findings, f)
+}
+
+// classify maps the text after "via" to a transport class. Parenthesised
+// parts are dropped first: "(PCI)" marks the GDR mode (2.26+) and "0(3)" a
+// PXN proxy rank; neither changes the class.
+func classify(via string) (class string, gdr bool) {
+	v := parenRe.ReplaceAllString(via, "")
+	head, rest, _ := strings.Cut(v, "/")
+	switch head {
+	case "P2P":
+		mode, _, _ := strings.Cut(rest, "/")
+		switch {
+		case strings.HasPrefix(mode, "direct"):
+			return ClassP2PDirect, false
+		case mode == "":
+			return "P2P", false
+		}
+		return "P2P/" + mode, false
+	case "SHM":
+		return ClassSHM, false
+	case "COLLNET":
+		return ClassCollNet, strings.Contains(v, "/GDRDMA")
+	case "NET":
+		m := netViaRe.FindStringSubmatch(v)
+		if m == nil {
+			name, _, _ := strings.Cut(rest, "/")
+			gdr = strings.Contains(v, "/GDRDMA")
+			return netClass(name, gdr), gdr
+		}
+		gdr = strings.Contains(m[3], "/GDRDMA")
+		return netClass(m[1], gdr), gdr
+	}
+	return head, false
+}
+
+func netClass(name string, gdr bool) string {
+	if gdr {
+		return "NET/" + name + "/GDRDMA"
+	}
+	return "NET/" + name
+}
+
+// parseNetDevice reads "mlx5_0:1/RoCE" (IB) or "eth0:10.0.0.4<0>" (Socket).
+func parseNetDevice(net string, index int, s string) NetDevice {
+	d := NetDevice{Net: net, Index: index, Name: s}
+	name, rest, ok := strings.Cut(s, ":")
+	if !ok {
+		return d
+	}
+	d.Name = name
+	if port, ll, ok := strings.Cut(rest, "/"); ok {
+		if n, err := strconv.Atoi(port); err == nil {
+			d.Port, d.LinkLayer = n, ll
+			return d
+		}
+	}
+	d.Addr, _, _ = strings.Cut(rest, "<")
+	return d
+}

@@ -1,0 +1,305 @@
+package nccl
+
+import (
+	"bytes"
+	"math"
+	"regexp"
+	"strings"
+)
+
+// The lexer of NCCL debug logs: it finds the NCCL prefix and level of a
+// line, rejoins wrapped WARN lines, and scans connection lines by hand.
+
+// line handles one line. raw is only valid during the call: anything kept
+// is copied with string().
+func (p *logParser) line(raw []byte) {
+	if p.s.NCCLVersion == "" && bytes.Contains(raw, ncclVersionText) {
+		if m := ncclVersionRe.FindSubmatch(raw); m != nil {
+			p.s.NCCLVersion, p.s.CUDAVersion, p.found = string(m[1]), string(m[2]), true
+		}
+	}
+	level, prefix, msg, ok := splitLogLine(raw)
+	if !ok {
+		if p.warn != nil && continuesWarn(string(raw)) {
+			// A WARN wrapped by whoever copied the log: rejoin it.
+			p.warn.Text += " " + strings.TrimSpace(string(raw))
+		}
+		p.flushWarn()
+		return
+	}
+	p.found = true
+	p.flushWarn()
+	switch level {
+	case levelWarn:
+		p.warn = &Finding{Level: "WARN", Source: warnSource(string(prefix)), Text: string(msg)}
+		return
+	case levelTrace:
+		return
+	}
+	p.infoLines = true
+	if isErrTrace(msg) {
+		src, _, _ := bytes.Cut(msg, []byte(" "))
+		p.finding(Finding{Level: "ERROR", Source: string(src), Text: string(msg)})
+		return
+	}
+	p.info(prefix, msg)
+}
+
+// flushWarn records the held WARN, now that its text is complete.
+func (p *logParser) flushWarn() {
+	if p.warn != nil {
+		p.finding(*p.warn)
+		p.warn = nil
+	}
+}
+
+// Message prefixes, as bytes for the hot path.
+var (
+	pfxChannel  = []byte("Channel ")
+	pfxCollNet  = []byte("CollNet ")
+	pfxNetwork  = []byte("Using network ")
+	pfxNET      = []byte("NET/")
+	pfxGPUGDR   = []byte("GPU Direct RDMA ")
+	pfxDMABUF   = []byte("DMA-BUF ")
+	pfxEnv      = []byte("NCCL_")
+	txtGDR      = []byte("GPU Direct RDMA")
+	txtUsing    = []byte(": Using ")
+	txtComm     = []byte("comm ")
+	txtRank     = []byte(" rank ")
+	txtArrow    = []byte(" -> ")
+	sfxInitDone = []byte("Init COMPLETE")
+	sfxInitBeg  = []byte("Init START")
+	sfxDestroy  = []byte("Destroy COMPLETE")
+	sfxAbort    = []byte("Abort COMPLETE")
+)
+
+// Run only after cheaper checks: the byte tests of isErrTrace, and in
+// continuesWarn the prefixes a wrapped WARN cannot start with.
+var (
+	errTraceRe = regexp.MustCompile(`^\S+\.(?:cc|cu|c|cpp|h):\d+ -> \d+`)
+	rowLikeRe  = regexp.MustCompile(`^\s*\d+\s+\d+\s`)
+)
+
+// Log levels splitLogLine recognises.
+const (
+	levelInfo = iota + 1
+	levelWarn
+	levelTrace
+)
+
+var (
+	txtNCCL   = []byte(" NCCL ")
+	txtInfo   = []byte("INFO")
+	txtWarn   = []byte("WARN")
+	txtTrace  = []byte("TRACE")
+	logLevels = []struct {
+		word  []byte
+		level int
+	}{{txtInfo, levelInfo}, {txtWarn, levelWarn}, {txtTrace, levelTrace}}
+)
+
+// splitLogLine splits "host:pid:tid [dev] [file:line ]NCCL LEVEL msg" at
+// the first " NCCL " followed by INFO, WARN or TRACE. msg is trimmed.
+func splitLogLine(line []byte) (level int, prefix, msg []byte, ok bool) {
+	for off := 0; ; {
+		i := bytes.Index(line[off:], txtNCCL)
+		if i < 0 {
+			return 0, nil, nil, false
+		}
+		at := off + i
+		rest := line[at+len(txtNCCL):]
+		for _, lv := range logLevels {
+			if bytes.HasPrefix(rest, lv.word) {
+				return lv.level, line[:at], bytes.TrimSpace(rest[len(lv.word):]), true
+			}
+		}
+		off = at + 1
+	}
+}
+
+// warnSource is the "file.cc:123" NCCL puts before "NCCL WARN".
+func warnSource(prefix string) string {
+	f := strings.Fields(prefix)
+	if len(f) < 2 {
+		return ""
+	}
+	last := f[len(f)-1]
+	if strings.HasPrefix(last, "[") || !strings.Contains(last, ":") {
+		return ""
+	}
+	return last
+}
+
+// hostOf is the host of the log prefix "host:pid:tid [dev]".
+func hostOf(prefix []byte) []byte {
+	h, _, _ := bytes.Cut(firstField(prefix), []byte(":"))
+	return h
+}
+
+// pidKey is "host:pid" from the log prefix, which keeps comm pointers of
+// different processes apart.
+func pidKey(prefix []byte) []byte {
+	f := firstField(prefix)
+	i := bytes.IndexByte(f, ':')
+	if i < 0 {
+		return f
+	}
+	if j := bytes.IndexByte(f[i+1:], ':'); j >= 0 {
+		return f[:i+1+j]
+	}
+	return f
+}
+
+// firstField is the first space-separated field of s.
+func firstField(s []byte) []byte {
+	s = bytes.TrimLeft(s, " \t")
+	if i := bytes.IndexAny(s, " \t"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// continuesWarn reports whether a line without an NCCL prefix is the wrapped
+// tail of the WARN before it rather than nccl-tests output.
+func continuesWarn(line string) bool {
+	t := strings.TrimSpace(line)
+	return t != "" && !strings.HasPrefix(t, "#") && !strings.HasPrefix(t, "`") &&
+		!rowLikeRe.MatchString(line) && !strings.Contains(t, "Test ") && !strings.Contains(t, "NCCL version")
+}
+
+// parseConnection reads one Channel or CollNet line by hand: it runs for
+// every connection line, where a regexp costs more than the rest of the
+// line's handling together. It accepts what these did (the tests keep them
+// and fuzz one against the other):
+//
+//	^Channel (\d+)(?:/(\d+))? : (\d+)\[[0-9a-fA-Fx]*\] -> (\d+)\[[0-9a-fA-Fx]*\](?: \[(send|receive)\])? via (.+?)\s*$
+//	^CollNet (\d+)/(\d+) : (\d+) \[(send|receive)\] via (.+?)\s*$
+//
+// The returned Connection has no Host, Via or Class yet; via aliases msg.
+func parseConnection(msg []byte) (c Connection, via []byte, ok bool) {
+	sc := scanner{b: msg}
+	if sc.lit("Channel ") {
+		c.Channel, c.Index = sc.num(), -1
+		if c.Channel < 0 {
+			return Connection{}, nil, false
+		}
+		if sc.lit("/") {
+			if c.Index = sc.num(); c.Index < 0 {
+				return Connection{}, nil, false
+			}
+		}
+		if !sc.lit(" : ") {
+			return Connection{}, nil, false
+		}
+		if c.From = sc.num(); c.From < 0 || !sc.hexBracket() || !sc.lit(" -> ") {
+			return Connection{}, nil, false
+		}
+		if c.To = sc.num(); c.To < 0 || !sc.hexBracket() {
+			return Connection{}, nil, false
+		}
+		c.Dir = sc.dir()
+	} else if sc.lit("CollNet ") {
+		c.Channel = sc.num()
+		if c.Channel < 0 || !sc.lit("/") {
+			return Connection{}, nil, false
+		}
+		if c.Index = sc.num(); c.Index < 0 || !sc.lit(" : ") {
+			return Connection{}, nil, false
+		}
+		if c.From, c.To = sc.num(), -1; c.From < 0 {
+			return Connection{}, nil, false
+		}
+		if c.Dir = sc.dir(); c.Dir == "" {
+			return Connection{}, nil, false
+		}
+	} else {
+		return Connection{}, nil, false
+	}
+	if !sc.lit(" via ") || sc.i >= len(msg) {
+		return Connection{}, nil, false
+	}
+	rest := msg[sc.i:]
+	via = bytes.TrimRight(rest, " \t\n\f\r")
+	if len(via) == 0 {
+		via = rest[:1] // (.+?) takes one character before \s*$ takes the rest
+	}
+	return c, via, true
+}
+
+// scanner walks a connection line.
+type scanner struct {
+	b []byte
+	i int
+}
+
+// lit consumes s if the line continues with it.
+func (sc *scanner) lit(s string) bool {
+	if len(sc.b)-sc.i < len(s) || string(sc.b[sc.i:sc.i+len(s)]) != s {
+		return false
+	}
+	sc.i += len(s)
+	return true
+}
+
+// num consumes decimal digits and returns their value, as strconv.Atoi
+// would (clamped to the int range), or -1 if there is none.
+func (sc *scanner) num() int {
+	start, n := sc.i, 0
+	for sc.i < len(sc.b) && '0' <= sc.b[sc.i] && sc.b[sc.i] <= '9' {
+		d := int(sc.b[sc.i] - '0')
+		if n > (math.MaxInt-d)/10 {
+			n = math.MaxInt
+		} else {
+			n = n*10 + d
+		}
+		sc.i++
+	}
+	if sc.i == start {
+		return -1
+	}
+	return n
+}
+
+// hexBracket consumes "[" hex digits or x "]".
+func (sc *scanner) hexBracket() bool {
+	if !sc.lit("[") {
+		return false
+	}
+	for sc.i < len(sc.b) {
+		switch c := sc.b[sc.i]; {
+		case c == ']':
+			sc.i++
+			return true
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F', c == 'x':
+			sc.i++
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// dir consumes " [send]" or " [receive]".
+func (sc *scanner) dir() string {
+	switch {
+	case sc.lit(" [send]"):
+		return "send"
+	case sc.lit(" [receive]"):
+		return "receive"
+	}
+	return ""
+}
+
+// isErrTrace reports whether msg is an error return trace such as
+// "transport/net.cc:1134 -> 6", checking cheap bytes before the regexp.
+func isErrTrace(msg []byte) bool {
+	sp := bytes.IndexByte(msg, ' ')
+	if sp <= 0 || !bytes.HasPrefix(msg[sp:], txtArrow) {
+		return false
+	}
+	field := msg[:sp]
+	if bytes.IndexByte(field, ':') < 0 || bytes.IndexByte(field, '.') < 0 {
+		return false
+	}
+	return errTraceRe.Match(msg)
+}
