@@ -1,0 +1,274 @@
+package perftest
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The line lexer of perftest output: table headers and rows, the banner's
+// "key : value" settings, the echoed command line and the test name.
+
+func (p *parser) line(raw string) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return
+	}
+	switch {
+	case isSeparator(s):
+		return
+	case strings.HasPrefix(s, "#bytes") && strings.Contains(s, "#iterations"):
+		p.header(s)
+		return
+	case strings.HasPrefix(s, "#"):
+		// perftest prints no other '#' lines worth reading ("#, usec"
+		// histograms); our own fixtures use them as comments.
+		return
+	}
+	// Rows are most of the output: try them first. The cheap string tests
+	// in front of each regexp keep the parser fast on long inputs.
+	if p.cols != nil && p.row(s) {
+		return
+	}
+	if strings.Contains(s, "ib_") {
+		if m := commandRe.FindStringSubmatch(s); m != nil {
+			p.seen = true
+			p.res.Command = m[1]
+			p.memFromCommand(strings.Fields(m[1])[1:], s)
+			return
+		}
+	}
+	if strings.HasSuffix(s, "Test") && testNameRe.MatchString(s) {
+		p.seen = true
+		p.res.Test = s
+		switch {
+		case strings.Contains(s, " BW "):
+			p.res.Kind = KindBW
+		case strings.Contains(s, " Latency "):
+			p.res.Kind = KindLat
+		}
+		return
+	}
+	if key, _, ok := strings.Cut(s, ":"); ok && bannerKeys[strings.TrimSpace(key)] {
+		p.seen = true
+		for _, kv := range kvRe.FindAllStringSubmatch(s, -1) {
+			p.setting(kv[1], kv[2])
+		}
+		return
+	}
+	if strings.Contains(s, "device name = [") {
+		if m := gpuNameRe.FindStringSubmatch(s); m != nil {
+			p.res.GPU = m[1]
+		}
+	}
+	low := strings.ToLower(s)
+	// Failure lines count as evidence too: "DMA-BUF is not supported on
+	// this GPU" says which path was asked for.
+	switch {
+	case strings.Contains(low, "dmabuf") || strings.Contains(low, "dma-buf"):
+		p.seen = true
+		p.mem(MemCUDADMABuf, s, true)
+	case strings.Contains(low, "cu") && cudaRe.MatchString(s):
+		p.seen = true
+		p.mem(MemCUDA, s, true)
+	}
+	if isFailure(low) || (len(p.failed) > 0 && counterRe.MatchString(s)) {
+		p.seen = true
+		p.failed = append(p.failed, s)
+	}
+}
+
+func isSeparator(s string) bool {
+	return len(s) >= 20 && strings.Trim(s, "-") == ""
+}
+
+type column int
+
+const (
+	colOther column = iota
+	colBytes
+	colIters
+	colBWPeak
+	colBWAvg
+	colMsgRate
+	colTMin
+	colTMax
+	colTTypical
+	colTAvg
+	colTStdev
+	colP99
+	colP999
+	colTPS
+	colCPU
+)
+
+var columnNames = map[string]column{
+	"#bytes": colBytes, "#iterations": colIters,
+	"BW_peak": colBWPeak, "BW_average": colBWAvg, "MsgRate": colMsgRate,
+	"t_min": colTMin, "t_max": colTMax, "t_typical": colTTypical,
+	"t_avg": colTAvg, "t_stdev": colTStdev,
+	"99%_percentile": colP99, "99.9%_percentile": colP999,
+	"tps_average": colTPS, "CPU_Util": colCPU,
+}
+
+// Some column titles contain spaces; join them so that a header splits on
+// whitespace like its rows do.
+var headerJoin = strings.NewReplacer(
+	"BW peak", "BW_peak", "BW average", "BW_average",
+	"BW Port", "BW_Port", "MsgRate Port", "MsgRate_Port",
+	"% percentile", "%_percentile", "tps average", "tps_average",
+)
+
+// Banner keys perftest prints (ctx_print_test_info); a "key : value" line
+// counts as banner only if its first key is one of these, which keeps
+// "local address: LID ..." and "GID: 00:00:..." out.
+var bannerKeys = map[string]bool{
+	"Dual-port": true, "Device": true, "Number of qps": true, "Transport type": true,
+	"Connection type": true, "Using SRQ": true, "PCIe relax order": true, "Lock-free": true,
+	"ibv_wr* API": true, "Using DDP": true, "Using Enhanced Reorder": true,
+	"TX depth": true, "RX depth": true, "CQ Moderation": true, "CQE Poll Batch": true,
+	"Post List": true, "Recv Post List": true, "Mtu": true, "Link type": true,
+	"Buffer size": true, "GID index": true, "GID index2": true, "Max inline data": true,
+	"Outstand reads": true, "rdma_cm QPs": true, "Data ex. method": true,
+	"Use ROCm memory": true, "Use MUSA memory": true, "NUMA node": true,
+}
+
+var (
+	kvRe       = regexp.MustCompile(`([^\s:][^:\t]*?)\s*:\s*(\S+)`)
+	testNameRe = regexp.MustCompile(`^(Send|Send_imm|RDMA_Write|RDMA_Write_imm|RDMA_Read|Atomic)\s.*\bTest$`)
+	commandRe  = regexp.MustCompile(`(?:^|[\s#$>])((?:ib_(?:write|read|send|atomic)_(?:bw|lat))(?:\s.*)?)$`)
+	gpuNameRe  = regexp.MustCompile(`device name = \[([^\]]*)\]`)
+)
+
+func (p *parser) header(s string) {
+	p.seen = true
+	f := strings.Fields(headerJoin.Replace(s))
+	p.cols = make([]column, len(f))
+	p.bwScale = 1
+	for i, name := range f {
+		unit := ""
+		if j := strings.IndexByte(name, '['); j >= 0 {
+			unit = strings.TrimSuffix(name[j+1:], "]")
+			name = name[:j]
+		}
+		c := columnNames[name]
+		p.cols[i] = c
+		switch c {
+		case colBWPeak, colBWAvg:
+			p.res.Unit, p.res.UnitSource = unit, "header"
+			p.bwScale = toGbps(unit)
+			if p.res.Kind == "" {
+				p.res.Kind = KindBW
+			}
+		case colTMin, colTAvg:
+			p.res.LatencyUnit = unit
+			if p.res.Kind == "" {
+				p.res.Kind = KindLat
+			}
+		}
+	}
+}
+
+// toGbps is the factor from a printed BW unit to Gb/s. perftest divides by
+// 0x100000 for MB/sec and MiB/sec, and by 125000000 (10^9 bits) for Gb/sec.
+func toGbps(unit string) float64 {
+	switch unit {
+	case UnitMBps, UnitMiBps:
+		return float64(0x100000) * 8 / 1e9
+	default:
+		return 1
+	}
+}
+
+// row takes a table line; it returns false for a line that is not one.
+func (p *parser) row(s string) bool {
+	f := strings.Fields(s)
+	if len(f) < 2 || len(f) > len(p.cols) {
+		return false
+	}
+	var r Row
+	for i, tok := range f {
+		c := p.cols[i]
+		if c == colBytes || c == colIters {
+			n, err := strconv.ParseInt(tok, 10, 64)
+			if err != nil || n < 0 {
+				return false
+			}
+			if c == colBytes {
+				r.Bytes = n
+			} else {
+				r.Iterations = n
+			}
+			continue
+		}
+		v, err := strconv.ParseFloat(tok, 64)
+		if err != nil {
+			return false
+		}
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			v = 0 // perftest prints -nan/inf when a timer read 0; keep JSON valid
+		}
+		switch c {
+		case colBWPeak:
+			r.BWPeakGbps = v * p.bwScale
+		case colBWAvg:
+			r.BWAvgGbps = v * p.bwScale
+		case colMsgRate:
+			r.MsgRateMpps = v
+		case colTMin:
+			r.TMin = v
+		case colTMax:
+			r.TMax = v
+		case colTTypical:
+			r.TTypical = v
+		case colTAvg:
+			r.TAvg = v
+		case colTStdev:
+			r.TStdev = v
+		case colP99:
+			r.P99 = v
+		case colP999:
+			r.P999 = v
+		case colTPS:
+			r.TPSAvg = v
+		case colCPU:
+			r.CPUUtil = v
+		}
+	}
+	p.res.Rows = append(p.res.Rows, r)
+	return true
+}
+
+func (p *parser) setting(key, val string) {
+	if p.res.Settings == nil {
+		p.res.Settings = map[string]string{}
+	}
+	p.res.Settings[key] = val
+	num := func() (int, bool) {
+		n, err := strconv.Atoi(strings.TrimSuffix(val, "[B]"))
+		return n, err == nil
+	}
+	switch key {
+	case "Device":
+		p.res.Device = val
+	case "Link type":
+		p.res.LinkType = val
+	case "Transport type":
+		p.res.Transport = val
+	case "Connection type":
+		p.res.Connection = val
+	case "GID index":
+		if n, ok := num(); ok {
+			p.res.GIDIndex = &n
+		}
+	case "Number of qps":
+		if n, ok := num(); ok {
+			p.res.QPs = n
+		}
+	case "Mtu":
+		if n, ok := num(); ok {
+			p.res.MTU = n
+		}
+	}
+}
