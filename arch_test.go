@@ -20,14 +20,37 @@ func TestImportArrows(t *testing.T) {
 			"specs only read evidence: they never shell out, read /sys or call NVML"},
 		{"./suites/...", false, []string{"github.com/gdrcheck/gdrcheck/slurm", "github.com/gdrcheck/gdrcheck/harness/runner"},
 			"specs never submit jobs or run the runner"},
-		{"./reports/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/gdrcheck/gdrcheck/harness/node", "github.com/onsi/ginkgo/v2"},
+		{"./reports/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/gdrcheck/gdrcheck/harness", "github.com/onsi/ginkgo/v2", "github.com/onsi/gomega"},
 			"reports are pure functions of results.json"},
-		{"./harness/node/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/gdrcheck/gdrcheck/reports", "github.com/onsi/ginkgo/v2"},
+		{"./results/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/gdrcheck/gdrcheck/harness", "github.com/gdrcheck/gdrcheck/reports", "github.com/gdrcheck/gdrcheck/slurm", "github.com/onsi/ginkgo/v2"},
+			"results is the ground floor: it imports nothing of the pipeline"},
+		{"./harness/...", false, []string{"github.com/gdrcheck/gdrcheck/reports"},
+			"the harness writes results values; only cmd and the collector render them"},
+		{"./harness/node/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2"},
 			"evidence knows nothing of verdicts"},
 		{"./harness/nccl/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2"},
 			"parsers are plain libraries"},
 		{"./harness/perftest/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2"},
 			"parsers are plain libraries"},
+		{"./slurm/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/gdrcheck/gdrcheck/harness", "github.com/onsi/ginkgo/v2", "github.com/onsi/gomega"},
+			"slurm schedules, collects and drains; it judges nothing and never reads the host"},
+	}
+	// Only the suites speak Ginkgo and Gomega (tests aside): the runner
+	// hands them evidence through suites.Run.
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "github.com/gdrcheck/gdrcheck/suites") {
+			continue
+		}
+		for _, d := range f[1:] {
+			if strings.HasPrefix(d, "github.com/onsi/ginkgo/v2") || strings.HasPrefix(d, "github.com/onsi/gomega") {
+				t.Errorf("%s imports %s: only suites/... state expectations", f[0], d)
+			}
+		}
 	}
 	for _, r := range rules {
 		args := []string{"list", "-deps", "-f", "{{.ImportPath}}", r.pkgs}

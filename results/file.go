@@ -1,36 +1,37 @@
 package results
 
 import (
-	"encoding/json"
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
 
-// Read loads and checks a results.json.
+// Read loads and checks a results.json, nodes and all.
 func Read(path string) (*Results, error) {
-	b, err := os.ReadFile(path)
+	var nodes []Node
+	r, err := Scan(path, func(n Node) error { nodes = append(nodes, n); return nil })
 	if err != nil {
 		return nil, err
 	}
-	var r Results
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("reading %q: %w", path, err)
-	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("reading %q: schema %q, want %q", path, r.Schema, Schema)
-	}
-	return &r, nil
+	r.Nodes = nodes
+	return r, nil
 }
 
-// Encode is results.json's bytes.
+// Encode is results.json's bytes, as the Encoder writes them.
 func (r *Results) Encode() ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encoding results: %w", err)
+	var b bytes.Buffer
+	e := NewEncoder(&b)
+	for _, n := range r.Nodes {
+		e.Node(n)
 	}
-	return append(b, '\n'), nil
+	if err := e.End(r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // Write writes results.json atomically.
@@ -66,12 +67,25 @@ type staged struct{ tmp, path string }
 
 // Add stages data for path; on error nothing of the set is left behind.
 func (s *FileSet) Add(path string, data []byte) error {
+	return s.AddFunc(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// AddFunc stages what write writes for path, streamed to the temporary
+// file; on error nothing of the set is left behind.
+func (s *FileSet) AddFunc(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		s.Abort()
 		return fmt.Errorf("writing %q: %w", path, err)
 	}
-	_, werr := f.Write(data)
+	bw := bufio.NewWriterSize(f, 64<<10)
+	werr := write(bw)
+	if werr == nil {
+		werr = bw.Flush()
+	}
 	serr := f.Sync()
 	cerr := f.Close()
 	if err := errors.Join(werr, serr, cerr, os.Chmod(f.Name(), 0o644)); err != nil {
@@ -81,6 +95,13 @@ func (s *FileSet) Add(path string, data []byte) error {
 	}
 	s.staged = append(s.staged, staged{tmp: f.Name(), path: path})
 	return nil
+}
+
+// Append moves other's staged files to the end of s, to be committed
+// after the ones s holds.
+func (s *FileSet) Append(other *FileSet) {
+	s.staged = append(s.staged, other.staged...)
+	other.staged = nil
 }
 
 // Commit renames every staged file into place, in order.

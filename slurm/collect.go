@@ -70,7 +70,7 @@ const (
 	jobFile     = "job.json"
 	stepsFile   = "steps.json"
 	nodesDir    = "nodes"
-	scaleFile   = "scale/results.json"
+	scaleDir    = "scale"
 	resultsFile = "results.json"
 )
 
@@ -137,9 +137,14 @@ func Collect(dir, note string) (*results.Results, error) {
 			res.Started = r.Started
 		}
 	}
-	if s, err := results.Read(filepath.Join(dir, scaleFile)); err == nil {
+	if s, err := results.Read(filepath.Join(dir, scaleDir, resultsFile)); err == nil {
 		res.Nodes = append(res.Nodes, s.Nodes...)
-		res.Runs = append(res.Runs, s.Runs...)
+		for _, r := range s.Runs {
+			if r.Log != "" {
+				r.Log = filepath.Join(scaleDir, r.Log)
+			}
+			res.Runs = append(res.Runs, r)
+		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
@@ -211,6 +216,7 @@ func FailedNodes(res *results.Results) map[string]string {
 	out := map[string]string{}
 	for _, n := range res.Nodes {
 		if n.Name == AllocationNode {
+			blameNodes(n, res, out)
 			continue
 		}
 		if n.Status != results.NodeEvaluated {
@@ -228,4 +234,28 @@ func FailedNodes(res *results.Results) map[string]string {
 		}
 	}
 	return out
+}
+
+// blameNodes adds the nodes the scaling suite named in a failed spec (a
+// failed metric whose subject is a node of the job: slow in every pair,
+// a severe outlier).
+func blameNodes(alloc results.Node, res *results.Results, out map[string]string) {
+	known := map[string]bool{}
+	for _, n := range res.Nodes {
+		known[n.Name] = true
+	}
+	for _, s := range alloc.Suites {
+		for _, sp := range s.Specs {
+			if sp.State != results.StateFailed {
+				continue
+			}
+			for _, m := range sp.Metrics {
+				if m.Verdict == "fail" && known[m.Subject] && m.Subject != AllocationNode {
+					if _, ok := out[m.Subject]; !ok {
+						out[m.Subject] = s.Name + ": " + sp.Message
+					}
+				}
+			}
+		}
+	}
 }

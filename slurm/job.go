@@ -2,7 +2,6 @@ package slurm
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,15 +14,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/gdrcheck/gdrcheck/harness/baseline"
-	"github.com/gdrcheck/gdrcheck/harness/node"
-	"github.com/gdrcheck/gdrcheck/harness/runner"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
-// AllocationNode names the report entry of the job-level checks (the
-// multi-node collectives), which belong to no single node.
+// AllocationNode names the report entry of the scaling suite, which
+// belongs to no single node (runner.AllocationNode, which slurm does not
+// import).
 const AllocationNode = "allocation"
 
 // Leader is the job inside the allocation: it runs in the batch step on
@@ -66,7 +63,7 @@ func (l *Leader) Run(ctx context.Context) (*results.Results, error) {
 	// otherwise pass for this one's.
 	if l.Restart > 0 {
 		os.RemoveAll(filepath.Join(l.Out, nodesDir))
-		os.RemoveAll(filepath.Join(l.Out, filepath.Dir(scaleFile)))
+		os.RemoveAll(filepath.Join(l.Out, scaleDir))
 		l.logf("restart %d of job %s: earlier results removed", l.Restart, l.JobID)
 	}
 	if err := os.MkdirAll(filepath.Join(l.Out, nodesDir), 0o755); err != nil {
@@ -252,48 +249,84 @@ func defaultSuites() []string {
 	return []string{"bar1", "collectives", "kernel", "negative", "topology"}
 }
 
-// scale runs all_reduce across 1, 2, 4 ... N nodes from the leader, then
-// re-pairs the nodes when a multi-node run falls below the baseline.
+// scale runs the scaling suite from the leader, as a gdrcheck run of its
+// own (Ginkgo runs once per process): all_reduce across 1, 2, 4 ... N
+// nodes through srun, and the pairwise rounds where they are needed. The
+// job only schedules it; the suite judges. What it needs of the nodes
+// (their GPUs and the baseline they matched) comes from their
+// results.json.
 func (l *Leader) scale(ctx context.Context, nodes []string) error {
 	first, err := l.firstNode(nodes)
 	if err != nil {
 		return err
 	}
 	gpus := l.Config.GPUsPerNode
-	var ev node.Evidence
-	if err := json.Unmarshal(first.Evidence, &ev); err == nil && gpus == 0 {
-		gpus = len(ev.GPUs)
-	}
 	if gpus == 0 {
-		gpus = 1
+		gpus, _ = strconv.Atoi(first.Fact("gpus"))
 	}
-	var b *baseline.Baseline
-	store, err := loadStore(l.Config.BaselineDir)
-	if err != nil {
+	out := filepath.Join(l.Out, scaleDir)
+	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	b, berr := store.Match(runner.BaselineFacts(&ev, ""))
-
-	if err := os.MkdirAll(filepath.Join(l.Out, filepath.Dir(scaleFile)), 0o755); err != nil {
-		return err
+	c := l.Config
+	args := []string{"run", "-q", "--suites", "scaling", "--out", out, "--node-name", AllocationNode,
+		"--nodes", strings.Join(nodes, ","), "--node-results", filepath.Join(l.Out, nodesDir)}
+	if gpus > 0 {
+		args = append(args, "--gpus-per-node", strconv.Itoa(gpus))
 	}
-	sc := &scaling{l: l, gpus: gpus, baseline: b, baselineErr: berr}
-	for _, k := range nodeCounts(len(nodes)) {
-		if ctx.Err() != nil {
-			break
+	if first.Profile != "" {
+		args = append(args, "--baseline-profile", first.Profile)
+	}
+	for _, a := range c.NCCLSrunArgs {
+		args = append(args, "--srun-arg="+a)
+	}
+	if c.ScalingPairs != "" {
+		args = append(args, "--scaling-pairs", c.ScalingPairs)
+	}
+	if c.NCCLTestsDir != "" {
+		args = append(args, "--nccl-tests-dir", c.NCCLTestsDir)
+	}
+	if c.BaselineDir != "" {
+		args = append(args, "--baseline-dir", c.BaselineDir)
+	}
+	if c.AllowMissingBaseline {
+		args = append(args, "--allow-missing-baseline")
+	}
+	l.logf("scaling suite across %s", strings.Join(nodes, ","))
+	s := Step{Name: "scaling", Nodes: nodes, Command: append([]string{l.Gdrcheck}, args...), Started: time.Now().UTC()}
+	l.steps = append(l.steps, s)
+	i := len(l.steps) - 1
+	_ = writeJSON(filepath.Join(l.Out, stepsFile), l.steps)
+	cmd := exec.CommandContext(ctx, l.Gdrcheck, args...)
+	cmd.Env = append(os.Environ(), l.Client.Env...)
+	var w io.Writer = io.Discard
+	if l.Progress != nil {
+		w = l.Progress
+	}
+	cmd.Stdout, cmd.Stderr = w, w
+	// Told to end, the suite stops its runs and still writes its report.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	err = cmd.Run()
+	s.Finished = time.Now().UTC()
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		s.Cancelled, s.Error = true, "cancelled: the job was told to end"
+	case errors.As(err, &ee) && ee.ExitCode() == 1:
+		s.ExitCode = 1 // a failed spec: the report says which
+	case err != nil:
+		s.Error = err.Error()
+		if errors.As(err, &ee) {
+			s.ExitCode = ee.ExitCode()
 		}
-		sc.run(ctx, "scale", nodes[:k])
 	}
-	if ctx.Err() == nil && len(nodes) >= 3 && sc.belowBaseline() {
-		for _, pairs := range pairings(nodes) {
-			for _, p := range pairs {
-				if ctx.Err() == nil {
-					sc.run(ctx, "pairwise", p)
-				}
-			}
-		}
+	l.steps[i] = s
+	_ = writeJSON(filepath.Join(l.Out, stepsFile), l.steps)
+	if s.Error != "" {
+		return fmt.Errorf("scaling suite: %s", s.Error)
 	}
-	return sc.write()
+	return nil
 }
 
 func (l *Leader) firstNode(nodes []string) (results.Node, error) {
@@ -304,38 +337,4 @@ func (l *Leader) firstNode(nodes []string) (results.Node, error) {
 		}
 	}
 	return results.Node{}, fmt.Errorf("no node reported evidence to size the multi-node runs")
-}
-
-func loadStore(dir string) (*baseline.Store, error) {
-	if dir == "" {
-		return baseline.Shipped()
-	}
-	return baseline.Load(dir)
-}
-
-// nodeCounts are 1, 2, 4 ... up to n, and n itself.
-func nodeCounts(n int) []int {
-	var out []int
-	for k := 1; k < n; k *= 2 {
-		out = append(out, k)
-	}
-	return append(out, n)
-}
-
-// pairings are two rounds of disjoint pairs: neighbours, then shifted by
-// one, so each node meets two partners and a node slow with both is the
-// one to blame.
-func pairings(nodes []string) [][][]string {
-	var rounds [][][]string
-	for shift := 0; shift < 2; shift++ {
-		var pairs [][]string
-		for i := shift; i+1 < len(nodes)+shift; i += 2 {
-			a, b := nodes[i%len(nodes)], nodes[(i+1)%len(nodes)]
-			if a != b {
-				pairs = append(pairs, []string{a, b})
-			}
-		}
-		rounds = append(rounds, pairs)
-	}
-	return rounds
 }

@@ -167,6 +167,7 @@ type JobConfig struct {
 	StepTimeout          time.Duration // watchdog of the node suites step
 	NCCLSrunArgs         []string      // e.g. --mpi=pmix for MPI-built nccl-tests
 	Scaling              bool          // run the multi-node collectives
+	ScalingPairs         string        // when the pairwise rounds run: auto, always, never
 	DrainOnFail          bool
 	AllowMissingBaseline bool
 }
@@ -187,6 +188,11 @@ func (c JobConfig) Validate() error {
 		if err := checkName("suites", s); err != nil {
 			return err
 		}
+	}
+	switch c.ScalingPairs {
+	case "", "auto", "always", "never":
+	default:
+		return fmt.Errorf("--scaling-pairs %q: want auto, always or never", c.ScalingPairs)
 	}
 	return nil
 }
@@ -217,6 +223,9 @@ func (c JobConfig) Args() []string {
 	}
 	if !c.Scaling {
 		a = append(a, "--scaling=false")
+	}
+	if c.ScalingPairs != "" {
+		a = append(a, "--scaling-pairs", c.ScalingPairs)
 	}
 	if c.DrainOnFail {
 		a = append(a, "--drain-on-fail")

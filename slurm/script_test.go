@@ -1,7 +1,6 @@
 package slurm
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,21 +105,5 @@ func TestParseRecordsKeepsValuesWithSpaces(t *testing.T) {
 	}
 	if recs[0]["State"] != "IDLE+DRAIN" || recs[1]["JobState"] != "TIMEOUT" || !Final(recs[1]["JobState"]) || Final("REQUEUED") || Final("PENDING") {
 		t.Errorf("records %v", recs)
-	}
-}
-
-func TestNodeCountsAndPairings(t *testing.T) {
-	if got := fmt.Sprint(nodeCounts(4)); got != "[1 2 4]" {
-		t.Errorf("nodeCounts(4) = %s", got)
-	}
-	if got := fmt.Sprint(nodeCounts(6)); got != "[1 2 4 6]" {
-		t.Errorf("nodeCounts(6) = %s", got)
-	}
-	if got := fmt.Sprint(nodeCounts(1)); got != "[1]" {
-		t.Errorf("nodeCounts(1) = %s", got)
-	}
-	// Each node meets two partners: a then b, d then a.
-	if got := fmt.Sprint(pairings([]string{"a", "b", "c", "d"})); got != "[[[a b] [c d]] [[b c] [d a]]]" {
-		t.Errorf("pairings = %s", got)
 	}
 }

@@ -63,6 +63,11 @@ type Context struct {
 	// (no match, naming the profile looked for) in BaselineErr.
 	Baseline    *baseline.Baseline
 	BaselineErr error
+	// Scaling holds an allocation's multi-node runs, for the scaling
+	// area (Evidence is nil then: the allocation is not one node);
+	// ScalingErr says why there are none.
+	Scaling    *nccl.Scaling
+	ScalingErr error
 }
 
 var current *Context
@@ -79,6 +84,11 @@ func Current() *Context {
 	}
 	return current
 }
+
+// Planned returns the run's context while Ginkgo builds the spec tree,
+// when areas size their specs to what was measured (one per node count);
+// nil outside a run, where there is nothing to size.
+func Planned() *Context { return current }
 
 // Evidence is Current().Evidence.
 func Evidence() *node.Evidence { return Current().Evidence }

@@ -2,6 +2,7 @@ package suites
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -16,7 +17,12 @@ var labels = map[string]string{
 	"negative":    "forced NCCL fallbacks (P2P, SHM, GDR, IB disabled, remote NIC) are detected",
 	"fabric":      "RDMA rail ports active at their rate, error counters still during the benchmarks, no NIC traffic on NVLink runs, GPU vs host RDMA bandwidth",
 	"container":   "the direct path from inside the workload's container: device nodes, memlock, CAP_IPC_LOCK, RDMA devices, dma-buf export",
+	ScalingArea:   "all_reduce across 1, 2, 4 ... N nodes of an allocation: bus bandwidth and latency against the baseline, efficiency, outlier nodes and the pairwise pass that names a slow one",
 }
+
+// ScalingArea judges an allocation, not the node it runs on: the job's
+// leader runs it alone (gdrcheck run --suites scaling --nodes ...).
+const ScalingArea = "scaling"
 
 // Labels lists the known spec areas in order.
 func Labels() []string {
@@ -32,7 +38,7 @@ func Labels() []string {
 // environment gdrcheck itself runs in, which means something inside the
 // workload's container (gdrcheck submit --container-image), not on the
 // bare host.
-var optIn = map[string]bool{"container": true}
+var optIn = map[string]bool{"container": true, ScalingArea: true}
 
 // Defaults are the areas a run without --suites runs.
 func Defaults() []string {
@@ -77,7 +83,10 @@ func LabelHelp() string {
 	var b strings.Builder
 	for _, l := range Labels() {
 		note := ""
-		if optIn[l] {
+		switch {
+		case l == ScalingArea:
+			note = " (alone, across --nodes or --emulate-nodes)"
+		case optIn[l]:
 			note = " (only when named)"
 		}
 		fmt.Fprintf(&b, "  %-12s %s%s\n", l, labels[l], note)
@@ -95,6 +104,9 @@ func CheckLabels(names []string) error {
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("unknown suite %s (known: %s)", strings.Join(bad, ", "), strings.Join(Labels(), ", "))
+	}
+	if len(names) > 1 && slices.Contains(names, ScalingArea) {
+		return fmt.Errorf("the scaling suite judges an allocation, not this node: run it alone (--suites scaling)")
 	}
 	return nil
 }

@@ -68,6 +68,7 @@ reports every GPU that changed rail and exits 1.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, yaml or json")
 	cmd.Flags().StringVar(&expect, "expect", "", "compare with the inventory stored in `FILE` and report drift (exit 1)")
+	o.addHostRoot(cmd)
 	return cmd
 }
 

@@ -63,6 +63,7 @@ func newJobCmd() *cobra.Command {
 	f.DurationVar(&l.Config.StepTimeout, "step-timeout", time.Hour, "node suites watchdog")
 	f.StringArrayVar(&l.Config.NCCLSrunArgs, "nccl-srun-arg", nil, "extra srun options for nccl-tests steps")
 	f.BoolVar(&l.Config.Scaling, "scaling", true, "multi-node collectives")
+	f.StringVar(&l.Config.ScalingPairs, "scaling-pairs", "", "pairwise rounds: auto, always, never")
 	f.BoolVar(&l.Config.DrainOnFail, "drain-on-fail", false, "drain failed nodes")
 	f.BoolVar(&l.Config.AllowMissingBaseline, "allow-missing-baseline", false, "report without a baseline")
 	f.StringVar(&l.ContainerImage, "container-image", "", "pyxis image for the node suites")

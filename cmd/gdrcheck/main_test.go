@@ -53,6 +53,13 @@ func gdrcheck(t testing.TB, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "SLURMD_NODENAME=")
+	return runCmd(t, cmd)
+}
+
+// runCmd runs a gdrcheck command and fails the test on a panic.
+func runCmd(t testing.TB, cmd *exec.Cmd) result {
+	t.Helper()
+	args := cmd.Args[1:]
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err := cmd.Run()

@@ -33,13 +33,19 @@ Exit codes (every command that evaluates a node):
 		SilenceErrors: true,
 		Version:       version,
 	}
+	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd(), newBaselineCmd(), newSubmitCmd(), newJobCmd(), newCollectCmd(), newUndrainCmd(), newReportCmd(), newEmulatedRankCmd())
+	return cmd
+}
+
+// addHostRoot gives a command that reads the host its --host-root flag;
+// the commands that only read files (report, analyze, baseline) or drive
+// Slurm have none, so it cannot be given and silently ignored.
+func (o *options) addHostRoot(cmd *cobra.Command) {
 	root := os.Getenv("GDRCHECK_HOST_ROOT")
 	if root == "" {
 		root = "/"
 	}
-	cmd.PersistentFlags().StringVar(&o.hostRoot, "host-root", root, "read sysfs and procfs under `DIR` (DIR/sys, DIR/proc) instead of /; a recorded node (gdrcheck snapshot) as a directory or a .ttar archive; default $GDRCHECK_HOST_ROOT, else /")
-	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd(), newBaselineCmd(), newSubmitCmd(), newJobCmd(), newCollectCmd(), newUndrainCmd(), newReportCmd())
-	return cmd
+	cmd.Flags().StringVar(&o.hostRoot, "host-root", root, "read sysfs and procfs under `DIR` (DIR/sys, DIR/proc) instead of /; a recorded node (gdrcheck snapshot) as a directory or a .ttar archive; default $GDRCHECK_HOST_ROOT, else /")
 }
 
 // root resolves --host-root: a .ttar archive is unpacked to a temporary

@@ -5,11 +5,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/runner"
 	"github.com/gdrcheck/gdrcheck/reports"
@@ -34,6 +37,8 @@ type runOptions struct {
 	allowMissing   bool
 	ncclLauncher   string
 	perftestDir    string
+	scaling        runner.ScalingOptions
+	emulateNodes   int
 }
 
 func newRunCmd(o *options) *cobra.Command {
@@ -72,6 +77,16 @@ not be evaluated (no driver, unreadable host, bad input).`,
 	f.StringVar(&r.perftestDir, "perftest-dir", "", "`DIR` holding perftest (ib_write_bw) for the fabric suite's loopback runs; default: PATH")
 	f.StringVar(&r.baselineDir, "baseline-dir", "", "`DIR` of baseline YAML files (default: the baselines shipped with gdrcheck)")
 	f.BoolVar(&r.allowMissing, "allow-missing-baseline", false, "report measurements of a node no baseline matches instead of failing them")
+	// The scaling suite: an allocation, not this node.
+	f.StringSliceVar(&r.scaling.Nodes, "nodes", nil, "scaling: the allocation's nodes, comma-separated, in order (node1,node2 or node[1-8])")
+	f.IntVar(&r.emulateNodes, "emulate-nodes", 0, "scaling: play `N` nodes on this machine (one UTS namespace, hostname and NCCL_HOSTID per node; root and mpirun needed), to rehearse a job on one box")
+	f.IntVar(&r.scaling.GPUsPerNode, "gpus-per-node", 0, "scaling: ranks per node (default: what the nodes reported in --node-results, else 1)")
+	f.StringVar(&r.scaling.Launch, "launcher", "", "scaling: start the ranks of a run with `CMD`, a template of {nodes} {ranks} {gpus} {nodelist} (default: srun --nodes={nodes} --ntasks={ranks} --ntasks-per-node={gpus} --nodelist={nodelist}, or mpirun through emulated nodes)")
+	f.StringArrayVar(&r.scaling.SrunArgs, "srun-arg", nil, "scaling: extra srun option for the default launcher, e.g. --mpi=pmix (repeatable)")
+	f.StringVar(&r.scaling.NodeResults, "node-results", "", "scaling: `DIR` holding each node's results.json of the node suites (DIR/<node>/results.json), for outliers and the baseline")
+	f.StringVar(&r.scaling.Profile, "baseline-profile", "", "scaling: judge with this baseline profile (default: the one the nodes matched)")
+	f.StringVar(&r.scaling.Pairs, "scaling-pairs", runner.PairsAuto, "scaling: when to re-pair the nodes to name a slow one: auto (a run below its baseline band, or no baseline), always, never")
+	o.addHostRoot(cmd)
 	return cmd
 }
 
@@ -104,7 +119,16 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	if len(selected) == 0 {
 		selected = suites.Defaults()
 	}
-	fmt.Fprintf(stdout, "gdrcheck %s: host root %s, suites %s\n", version, o.hostRoot, strings.Join(selected, ","))
+	if err := r.scalingOptions(selected); err != nil {
+		return err
+	}
+	if r.scaling.Emulate {
+		fmt.Fprintf(stdout, "gdrcheck %s: suite scaling across %d emulated nodes (%s) on this machine\n", version, len(r.scaling.Nodes), strings.Join(r.scaling.Nodes, ","))
+	} else if slices.Contains(selected, suites.ScalingArea) {
+		fmt.Fprintf(stdout, "gdrcheck %s: suite scaling across %s\n", version, strings.Join(r.scaling.Nodes, ","))
+	} else {
+		fmt.Fprintf(stdout, "gdrcheck %s: host root %s, suites %s\n", version, o.hostRoot, strings.Join(selected, ","))
+	}
 	res, ev, err := runner.Run(runner.Options{
 		HostRoot:  root,
 		HostLabel: o.hostRoot,
@@ -122,6 +146,7 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 		PerftestDir:  r.perftestDir,
 		LogDir:       filepath.Join(r.out, "logs"),
 		BaselineDir:  r.baselineDir,
+		Scaling:      r.scaling,
 		Ctx:          cmd.Context(),
 	})
 	if err != nil {
@@ -217,4 +242,71 @@ func nodeNameFor(flag string) string {
 // printPaths says where the reports are.
 func printPaths(w io.Writer, dir string) {
 	fmt.Fprintf(w, "JUnit:   %s\nResults: %s\nHTML:    %s\n", filepath.Join(dir, "junit.xml"), filepath.Join(dir, "results.json"), filepath.Join(dir, "report.html"))
+}
+
+// scalingOptions checks the scaling flags against the suites selected and
+// fills in the emulated nodes.
+func (r *runOptions) scalingOptions(selected []string) error {
+	scaling := slices.Contains(selected, suites.ScalingArea)
+	set := len(r.scaling.Nodes) > 0 || r.emulateNodes > 0 || r.scaling.NodeResults != "" || r.scaling.Launch != "" || r.scaling.Profile != ""
+	switch {
+	case !scaling && set:
+		return fmt.Errorf("--nodes, --emulate-nodes, --node-results, --launcher and --baseline-profile belong to the scaling suite (--suites scaling)")
+	case !scaling:
+		return nil
+	case r.emulateNodes > 0 && len(r.scaling.Nodes) > 0:
+		return fmt.Errorf("--emulate-nodes names its own nodes (emu1 ...): drop --nodes")
+	case r.emulateNodes == 1:
+		return fmt.Errorf("--emulate-nodes %d: emulate at least 2 nodes", r.emulateNodes)
+	case r.emulateNodes > 0:
+		r.scaling.Nodes, r.scaling.Emulate = nccl.EmulatedNodes(r.emulateNodes), true
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		r.scaling.Self = exe
+	case len(r.scaling.Nodes) == 0:
+		return fmt.Errorf("--suites scaling judges an allocation: give its nodes (--nodes node1,node2,...) or --emulate-nodes N")
+	}
+	nodes, err := expandNodes(r.scaling.Nodes)
+	if err != nil {
+		return fmt.Errorf("--nodes: %w", err)
+	}
+	r.scaling.Nodes = nodes
+	return nil
+}
+
+// expandNodes expands Slurm-style ranges (node[1-3,7] is node1 node2
+// node3 node7, zero padding kept) and rejects a node named twice.
+func expandNodes(in []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range in {
+		names := []string{w}
+		if i := strings.IndexByte(w, '['); i >= 0 && strings.HasSuffix(w, "]") {
+			names = nil
+			for _, part := range strings.Split(w[i+1:len(w)-1], ",") {
+				lo, hi, isRange := strings.Cut(part, "-")
+				if !isRange {
+					hi = lo
+				}
+				a, err1 := strconv.Atoi(lo)
+				b, err2 := strconv.Atoi(hi)
+				if err1 != nil || err2 != nil || a > b {
+					return nil, fmt.Errorf("%q: %q is not a range like 1-8", w, part)
+				}
+				for k := a; k <= b; k++ {
+					names = append(names, fmt.Sprintf("%s%0*d", w[:i], len(lo), k))
+				}
+			}
+		}
+		for _, n := range names {
+			if n == "" || seen[n] {
+				return nil, fmt.Errorf("%q named twice or empty", n)
+			}
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }

@@ -71,6 +71,7 @@ ticket); anything else writes a directory. Run it as root: PCI config space
 		},
 	}
 	cmd.Flags().StringVar(&out, "out", "", "write the recording to `DIR`, or to one archive if it ends in .ttar")
+	o.addHostRoot(cmd)
 	return cmd
 }
 

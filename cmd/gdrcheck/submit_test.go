@@ -312,3 +312,68 @@ func specMessages(n results.Node) string {
 	}
 	return b.String()
 }
+
+// A node planted slow (every run it is in replays a slow recording made on
+// the device) is named by the scaling suite's pairwise specs, under the
+// allocation in JUnit, and drained.
+func TestAJobNamesThePlantedSlowNodeFromItsPairsAndDrainsIt(t *testing.T) {
+	c := slurmCluster(t)
+	recs := fakebin.H200Recordings(recorded)
+	for k, v := range emulatedRecordings() {
+		recs[k] = v
+	}
+	roots := map[string]string{}
+	for _, n := range []string{"node1", "node2", "node3", "node4"} {
+		roots[n] = "h200x2-nv18-vm"
+	}
+	r, res, dir := submitJobWith(t, c, recs, roots, map[string]map[string]string{"*": {"GDRCHECK_FAKE_NCCL_SLOW_NODE": "node3"}},
+		"--scaling-pairs", "always", "--drain-on-fail")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	alloc, ok := nodeByName(res, "allocation")
+	if !ok {
+		t.Fatalf("no allocation entry: %+v", res.Nodes)
+	}
+	var iso results.Spec
+	for _, s := range alloc.Suites {
+		for _, sp := range s.Specs {
+			if sp.Name == "isolates the node that slows multi-node all_reduce" {
+				iso = sp
+			}
+		}
+	}
+	if iso.State != results.StateFailed || iso.Message != "slow in every pair it was in: node3" {
+		t.Errorf("isolation: %q %q\n%s", iso.State, iso.Message, r.stdout)
+	}
+	for _, n := range []string{"node1", "node2", "node3", "node4"} {
+		if nr, ok := nodeByName(res, n); !ok || nr.Counts().Failed != 0 {
+			t.Errorf("%s should pass its own suites: %s", n, specMessages(nr))
+		}
+	}
+	junit, _ := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	if !strings.Contains(string(junit), `name="isolates the node that slows multi-node all_reduce" classname="gdrcheck.allocation.scaling"`) {
+		t.Errorf("JUnit lacks gdrcheck.allocation.scaling's isolation case")
+	}
+	if !strings.Contains(r.stderr+r.stdout, "node3") {
+		t.Errorf("no word of node3")
+	}
+	nodesNow, err := slurm.Client{Env: c.Vars()}.Nodes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodesNow {
+		drained := strings.Contains(n["State"], "DRAIN")
+		if n["NodeName"] == "node3" && (!drained || !strings.HasPrefix(n["Reason"], "gdrcheck: scaling: slow in every pair")) {
+			t.Errorf("node3 not drained by gdrcheck for the scaling suite: %v %q", n["State"], n["Reason"])
+		}
+		if n["NodeName"] != "node3" && drained {
+			t.Errorf("%s drained", n["NodeName"])
+		}
+	}
+	undrain := exec.Command(bin, "undrain")
+	undrain.Env = c.Env()
+	if out, err := undrain.CombinedOutput(); err != nil || !strings.Contains(string(out), "resumed node3") {
+		t.Errorf("undrain: %v %s", err, out)
+	}
+}

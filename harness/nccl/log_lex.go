@@ -110,11 +110,51 @@ func splitLogLine(line []byte) (level int, prefix, msg []byte, ok bool) {
 		rest := line[at+len(txtNCCL):]
 		for _, lv := range logLevels {
 			if bytes.HasPrefix(rest, lv.word) {
-				return lv.level, line[:at], bytes.TrimSpace(rest[len(lv.word):]), true
+				return lv.level, unstamped(line[:at]), bytes.TrimSpace(rest[len(lv.word):]), true
 			}
 		}
 		off = at + 1
 	}
+}
+
+// unstamped drops what NCCL puts before "host:pid:tid" when asked for
+// timestamps: "[2026-12-01 08:56:55] " by default (NCCL 2.26+ stamps WARN
+// lines so unless told otherwise), in any NCCL_DEBUG_TIMESTAMP_FORMAT.
+// The prefix then starts at its first host:pid:tid field.
+func unstamped(prefix []byte) []byte {
+	for off := 0; off < len(prefix); {
+		for off < len(prefix) && prefix[off] == ' ' {
+			off++
+		}
+		end := bytes.IndexByte(prefix[off:], ' ')
+		if end < 0 {
+			end = len(prefix) - off
+		}
+		if isHostPidTid(prefix[off : off+end]) {
+			return prefix[off:]
+		}
+		off += end
+	}
+	return prefix
+}
+
+// isHostPidTid reports whether f looks like "host:1234:1234".
+func isHostPidTid(f []byte) bool {
+	parts := bytes.Split(f, []byte(":"))
+	if len(parts) != 3 || len(parts[0]) == 0 || parts[0][0] == '[' {
+		return false
+	}
+	for _, n := range parts[1:] {
+		if len(n) == 0 {
+			return false
+		}
+		for _, c := range n {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // warnSource is the "file.cc:123" NCCL puts before "NCCL WARN".

@@ -293,6 +293,90 @@ func TestParseLogReadsEveryFixture(t *testing.T) {
 			file: corpusTests + "all_reduce_perf-nccltests369-gh200-2node-test-cuda-failure-device-busy.txt",
 			want: logWant{err: ErrNoData},
 		},
+		{
+			name: "one emulated node connects nothing: its path is unknown",
+			file: recorded + "all_reduce_perf-h200x1-emu-n1.txt",
+			want: logWant{
+				nccl: recordedNCCL, cuda: "13.0", network: "Socket",
+				netDevices: recordedSocket, gdrHCAs: recordedHCAs,
+				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_HOSTID": "emu0"},
+				ranks: 1, nodes: 1, locl: 1, comms: 1,
+				transports: map[string]int{},
+				verdict:    VerdictUnknown, reasons: []string{"no channel connection lines in the log; NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,P2P,SHM prints them"},
+			},
+		},
+		{
+			name: "two emulated nodes talk over 8 socket connections",
+			file: recorded + "all_reduce_perf-h200x1-emu-n2-socket.txt",
+			want: logWant{
+				nccl: recordedNCCL, cuda: "13.0", network: "Socket",
+				netDevices: recordedSocket, gdrHCAs: recordedHCAs,
+				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_HOSTID": "emu1"},
+				ranks: 2, nodes: 2, locl: 1, comms: 2,
+				transports: map[string]int{ClassNetSocket: 8},
+				verdict:    VerdictFallback, reasons: []string{"8 of 8 connections used NET/Socket (channels 00 and 01, ranks 0 -> 1 and 1 -> 0 via NET/Socket/0 on emu1, ranks 1 -> 0 and 0 -> 1 via NET/Socket/0 on emu0); sockets bypass RDMA"},
+			},
+		},
+		{
+			name: "timestamped lines keep their host: emu0 and emu1, not [2026-12-01",
+			file: recorded + "all_reduce_perf-h200x1-emu-n2-timestamps.txt",
+			want: logWant{
+				nccl: recordedNCCL, cuda: "13.0", network: "Socket",
+				netDevices: recordedSocket, gdrHCAs: recordedHCAs,
+				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_HOSTID": "emu1"},
+				ranks: 2, nodes: 2, locl: 1, comms: 2,
+				transports: map[string]int{ClassNetSocket: 8},
+				verdict:    VerdictFallback, reasons: []string{"8 of 8 connections used NET/Socket (channels 00 and 01, ranks 1 -> 0 and 0 -> 1 via NET/Socket/0 on emu0, ranks 0 -> 1 and 1 -> 0 via NET/Socket/0 on emu1); sockets bypass RDMA"},
+			},
+		},
+		{
+			name: "four emulated nodes talk over 32 socket connections",
+			file: recorded + "all_reduce_perf-h200x1-emu-n4-socket.txt",
+			want: logWant{
+				nccl: recordedNCCL, cuda: "13.0", network: "Socket",
+				netDevices: recordedSocket, gdrHCAs: recordedHCAs,
+				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_HOSTID": "emu2"},
+				ranks: 4, nodes: 4, locl: 1, comms: 4,
+				transports: map[string]int{ClassNetSocket: 32},
+				verdict:    VerdictFallback, reasons: []string{"32 of 32 connections used NET/Socket (channels 00 and 01, ranks 1 -> 2 and 2 -> 3 via NET/Socket/0 on emu2, ranks 0 -> 1 and 1 -> 2 via NET/Socket/0 on emu1, and 24 more connections); sockets bypass RDMA"},
+			},
+		},
+		{
+			name: "four emulated nodes with one slowed talk over the same 32 connections",
+			file: recorded + "all_reduce_perf-h200x1-emu-n4-slow-socket.txt",
+			want: logWant{
+				nccl: recordedNCCL, cuda: "13.0", network: "Socket",
+				netDevices: recordedSocket, gdrHCAs: recordedHCAs,
+				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_HOSTID": "emu2"},
+				ranks: 4, nodes: 4, locl: 1, comms: 4,
+				transports: map[string]int{ClassNetSocket: 32},
+				verdict:    VerdictFallback, reasons: []string{"32 of 32 connections used NET/Socket (channels 00 and 01, rank 0 -> 1 via NET/Socket/0 on emu0, rank 2 -> 3 via NET/Socket/0 on emu3, ranks 0 -> 1 and 1 -> 2 via NET/Socket/0 on emu1, and 24 more connections); sockets bypass RDMA"},
+			},
+		},
+		{
+			name: "the slowed pair emu2-emu3 still connects over sockets",
+			file: recorded + "all_reduce_perf-h200x1-emu-pair-slow-socket.txt",
+			want: logWant{
+				nccl: recordedNCCL, cuda: "13.0", network: "Socket",
+				netDevices: recordedSocket, gdrHCAs: recordedHCAs,
+				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_HOSTID": "emu2"},
+				ranks: 2, nodes: 2, locl: 1, comms: 2,
+				transports: map[string]int{ClassNetSocket: 8},
+				verdict:    VerdictFallback, reasons: []string{"8 of 8 connections used NET/Socket (channels 00 and 01, ranks 0 -> 1 and 1 -> 0 via NET/Socket/0 on emu3, ranks 1 -> 0 and 0 -> 1 via NET/Socket/0 on emu2); sockets bypass RDMA"},
+			},
+		},
+		{
+			name: "the slowed pair emu1-emu2 still connects over sockets",
+			file: recorded + "all_reduce_perf-h200x1-emu-pair-slow2-socket.txt",
+			want: logWant{
+				nccl: recordedNCCL, cuda: "13.0", network: "Socket",
+				netDevices: recordedSocket, gdrHCAs: recordedHCAs,
+				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_HOSTID": "emu1"},
+				ranks: 2, nodes: 2, locl: 1, comms: 2,
+				transports: map[string]int{ClassNetSocket: 8},
+				verdict:    VerdictFallback, reasons: []string{"8 of 8 connections used NET/Socket (channels 00 and 01, ranks 1 -> 0 and 0 -> 1 via NET/Socket/0 on emu1, ranks 0 -> 1 and 1 -> 0 via NET/Socket/0 on emu2); sockets bypass RDMA"},
+			},
+		},
 	}
 
 	covered := map[string]bool{}

@@ -412,6 +412,89 @@ func TestParseTestsReadsEveryRecordedOutput(t *testing.T) {
 			file: corpusDebug + "nccl2345-h200-roce-2rail-mixed-gdrdma-and-hostmem-far-nic.txt",
 			want: testsWant{err: ErrNoData},
 		},
+		{
+			name: "one emulated node: one rank, nothing to move, busbw 0",
+			file: recorded + "all_reduce_perf-h200x1-emu-n1.txt",
+			want: testsWant{
+				collective: "all_reduce_perf", tests: "2.19.6", nccl: recordedNCCL, cuda: "13.0",
+				devices: 1, firstDevice: &Device{Rank: 0, PID: 1723, Host: "emu0", Device: 0, BusID: "0000:00:06", Name: "NVIDIA H200"}, rows: 26,
+				busbw: map[int64]bw{268435456: {0, 0}},
+				avg:   ptr(0.0), outOfBounds: ptr(0),
+				firstRowType: "float", firstRedOp: "sum", firstRoot: -1,
+			},
+		},
+		{
+			name: "two emulated nodes on one H200 reach 1.86 GB/s over sockets",
+			file: recorded + "all_reduce_perf-h200x1-emu-n2-socket.txt",
+			want: testsWant{
+				collective: "all_reduce_perf", tests: "2.19.6", nccl: recordedNCCL, cuda: "13.0",
+				devices: 2, firstDevice: &Device{Rank: 0, PID: 1759, Host: "emu0", Device: 0, BusID: "0000:00:06", Name: "NVIDIA H200"}, rows: 26,
+				busbw: map[int64]bw{8: {0, 0}, 268435456: {1.86, 1.86}},
+				avg:   ptr(0.493987), outOfBounds: ptr(0),
+				peak: 1.86, peakSize: 134217728,
+				firstRowType: "float", firstRedOp: "sum", firstRoot: -1,
+			},
+		},
+		{
+			name: "timestamped NCCL lines between the rows do not disturb the table",
+			file: recorded + "all_reduce_perf-h200x1-emu-n2-timestamps.txt",
+			want: testsWant{
+				collective: "all_reduce_perf", tests: "2.19.6", nccl: recordedNCCL, cuda: "13.0",
+				devices: 2, firstDevice: &Device{Rank: 0, PID: 2272, Host: "emu0", Device: 0, BusID: "0000:00:06", Name: "NVIDIA H200"}, rows: 11,
+				busbw: map[int64]bw{8388608: {1.37, 1.42}},
+				avg:   ptr(0.180762), outOfBounds: ptr(0),
+				peak: 1.42, peakSize: 8388608,
+				firstRowType: "float", firstRedOp: "sum", firstRoot: -1,
+			},
+		},
+		{
+			name: "four emulated nodes reach 0.62 GB/s",
+			file: recorded + "all_reduce_perf-h200x1-emu-n4-socket.txt",
+			want: testsWant{
+				collective: "all_reduce_perf", tests: "2.19.6", nccl: recordedNCCL, cuda: "13.0",
+				devices: 4, rows: 26,
+				busbw: map[int64]bw{268435456: {0.62, 0.62}},
+				avg:   ptr(0.142873), outOfBounds: ptr(0),
+				peak: 0.62, peakSize: 16777216,
+				firstRowType: "float", firstRedOp: "sum", firstRoot: -1,
+			},
+		},
+		{
+			name: "four emulated nodes with one slowed reach 0.65 GB/s",
+			file: recorded + "all_reduce_perf-h200x1-emu-n4-slow-socket.txt",
+			want: testsWant{
+				collective: "all_reduce_perf", tests: "2.19.6", nccl: recordedNCCL, cuda: "13.0",
+				devices: 4, rows: 26,
+				busbw: map[int64]bw{268435456: {0.65, 0.65}},
+				avg:   ptr(0.150255), outOfBounds: ptr(0),
+				peak: 0.65, peakSize: 16777216,
+				firstRowType: "float", firstRedOp: "sum", firstRoot: -1,
+			},
+		},
+		{
+			name: "a pair with the slowed node falls to 0.63 GB/s",
+			file: recorded + "all_reduce_perf-h200x1-emu-pair-slow-socket.txt",
+			want: testsWant{
+				collective: "all_reduce_perf", tests: "2.19.6", nccl: recordedNCCL, cuda: "13.0",
+				devices: 2, firstDevice: &Device{Rank: 0, PID: 2111, Host: "emu2", Device: 0, BusID: "0000:00:06", Name: "NVIDIA H200"}, rows: 26,
+				busbw: map[int64]bw{268435456: {0.63, 0.63}},
+				avg:   ptr(0.176946), outOfBounds: ptr(0),
+				peak: 0.65, peakSize: 134217728,
+				firstRowType: "float", firstRedOp: "sum", firstRoot: -1,
+			},
+		},
+		{
+			name: "the other pair with the slowed node reaches 0.66 and 0.71 GB/s",
+			file: recorded + "all_reduce_perf-h200x1-emu-pair-slow2-socket.txt",
+			want: testsWant{
+				collective: "all_reduce_perf", tests: "2.19.6", nccl: recordedNCCL, cuda: "13.0",
+				devices: 2, rows: 26,
+				busbw: map[int64]bw{268435456: {0.66, 0.71}},
+				avg:   ptr(0.181052), outOfBounds: ptr(0),
+				peak: 0.71, peakSize: 268435456,
+				firstRowType: "float", firstRedOp: "sum", firstRoot: -1,
+			},
+		},
 	}
 
 	covered := map[string]bool{}

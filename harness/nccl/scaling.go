@@ -1,0 +1,211 @@
+package nccl
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Launch starts the ranks of one run across a set of nodes: a command
+// prefix whose words may hold {nodes} (how many), {ranks} (nodes × GPUs),
+// {gpus} (per node) and {nodelist} (comma-separated names). The Slurm job
+// passes srun with its MPI plugin options; on one box the emulated-node
+// launcher (EmulatedLaunch) plays the nodes.
+type Launch []string
+
+// ParseLaunch splits a launcher template into words.
+func ParseLaunch(s string) (Launch, error) {
+	l := Launch(strings.Fields(s))
+	if len(l) == 0 {
+		return nil, fmt.Errorf("empty launcher: want a command such as \"srun --nodes={nodes} --ntasks={ranks} --nodelist={nodelist}\"")
+	}
+	for _, w := range l {
+		for rest := w; ; {
+			i := strings.Index(rest, "{")
+			if i < 0 {
+				break
+			}
+			j := strings.Index(rest[i:], "}")
+			if j < 0 {
+				return nil, fmt.Errorf("launcher word %q: unclosed {", w)
+			}
+			switch p := rest[i : i+j+1]; p {
+			case "{nodes}", "{ranks}", "{gpus}", "{nodelist}":
+			default:
+				return nil, fmt.Errorf("launcher word %q: unknown placeholder %s (known: {nodes} {ranks} {gpus} {nodelist})", w, p)
+			}
+			rest = rest[i+j+1:]
+		}
+	}
+	return l, nil
+}
+
+// SrunLaunch is the Slurm job's launcher: explicit task counts (a step
+// otherwise inherits the job's), the node list, and extra srun options
+// such as --mpi=pmix for MPI-built nccl-tests.
+func SrunLaunch(extra []string) Launch {
+	l := Launch{"srun", "--nodes={nodes}", "--ntasks={ranks}", "--ntasks-per-node={gpus}", "--nodelist={nodelist}", "--kill-on-bad-exit=1"}
+	return append(l, extra...)
+}
+
+// For fills the placeholders for one run.
+func (l Launch) For(nodes []string, gpus int) []string {
+	r := strings.NewReplacer("{nodes}", strconv.Itoa(len(nodes)), "{ranks}", strconv.Itoa(len(nodes)*gpus),
+		"{gpus}", strconv.Itoa(gpus), "{nodelist}", strings.Join(nodes, ","))
+	out := make([]string, len(l))
+	for i, w := range l {
+		out[i] = r.Replace(w)
+	}
+	return out
+}
+
+// Kinds of scaling run, as results.json names them.
+const (
+	KindScale    = "scale"    // all_reduce across 1, 2, 4 ... N nodes
+	KindPairwise = "pairwise" // across two nodes, to name a slow one
+)
+
+// ScalingPlan is what the allocation-level runs cover.
+type ScalingPlan struct {
+	Nodes       []string
+	GPUsPerNode int
+	// Args are all_reduce_perf's; -g 1 is added (one process per GPU).
+	Args []string
+	// PairConcurrency is how many pairs of a round run at once: pairs of
+	// real nodes are disjoint, emulated nodes share one machine (1).
+	PairConcurrency int
+}
+
+// DefaultScalingArgs sweep to 2 GiB, where NCCL reaches its bandwidth.
+var DefaultScalingArgs = []string{"-b", "8", "-e", "2G", "-f", "2"}
+
+// ScalingRun is one all_reduce_perf run across a set of nodes.
+type ScalingRun struct {
+	Kind   string
+	Nodes  []string
+	Result Result
+}
+
+// Scaling is the allocation's runs, handed to the scaling suite.
+type Scaling struct {
+	Plan ScalingPlan
+	Runs []ScalingRun
+	// Pairwise says why the pairwise rounds ran or did not.
+	Pairwise string
+	// NodeBusBW is each node's own single-node all_reduce bus bandwidth
+	// from its results (GB/s), where it reported one.
+	NodeBusBW map[string]float64
+	// Profile names the baseline the nodes matched; "" for none.
+	Profile string
+}
+
+// Of returns the runs of one kind.
+func (s *Scaling) Of(kind string) []ScalingRun {
+	var out []ScalingRun
+	if s == nil {
+		return nil
+	}
+	for _, r := range s.Runs {
+		if r.Kind == kind {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// NodeCounts are 1, 2, 4 ... up to n, and n itself.
+func NodeCounts(n int) []int {
+	var out []int
+	for k := 1; k < n; k *= 2 {
+		out = append(out, k)
+	}
+	return append(out, n)
+}
+
+// Pairings are two rounds of disjoint pairs: neighbours, then shifted by
+// one, so each node meets two partners and a node slow with both is the
+// one to blame.
+func Pairings(nodes []string) [][][]string {
+	var rounds [][][]string
+	for shift := 0; shift < 2; shift++ {
+		var pairs [][]string
+		for i := shift; i+1 < len(nodes)+shift; i += 2 {
+			a, b := nodes[i%len(nodes)], nodes[(i+1)%len(nodes)]
+			if a != b {
+				pairs = append(pairs, []string{a, b})
+			}
+		}
+		rounds = append(rounds, pairs)
+	}
+	return rounds
+}
+
+// MeasureScaling runs all_reduce across 1, 2, 4 ... N nodes through the
+// launcher, then, when pairwise says so after seeing those runs, two
+// rounds of node pairs. r.Env gets GDRCHECK_RUN_NODES and
+// GDRCHECK_RUN_NODELIST per run, for wrappers and test stand-ins.
+func MeasureScaling(ctx context.Context, r Runner, launch Launch, plan ScalingPlan, pairwise func([]ScalingRun) (bool, string), progress io.Writer) *Scaling {
+	if progress == nil {
+		progress = io.Discard
+	}
+	gpus := max(plan.GPUsPerNode, 1)
+	args := plan.Args
+	if len(args) == 0 {
+		args = DefaultScalingArgs
+	}
+	s := &Scaling{Plan: plan}
+	run := func(kind string, nodes []string) ScalingRun {
+		rr := r
+		rr.Launcher = launch.For(nodes, gpus)
+		rr.Env = append(append([]string{}, r.Env...), "GDRCHECK_RUN_NODES="+strconv.Itoa(len(nodes)), "GDRCHECK_RUN_NODELIST="+strings.Join(nodes, ","))
+		fmt.Fprintf(progress, "scaling: all_reduce_perf (%s) across %s ...\n", kind, strings.Join(nodes, ","))
+		res := rr.Run(ctx, Spec{Binary: "all_reduce_perf", Args: append(append([]string{}, args...), "-g", "1")})
+		fmt.Fprintf(progress, "scaling: all_reduce_perf (%s) across %d node(s) took %s\n", kind, len(nodes), res.Duration.Round(1e8))
+		return ScalingRun{Kind: kind, Nodes: nodes, Result: res}
+	}
+	for _, k := range NodeCounts(len(plan.Nodes)) {
+		if ctx.Err() != nil {
+			return s
+		}
+		s.Runs = append(s.Runs, run(KindScale, plan.Nodes[:k]))
+	}
+	want, why := false, "fewer than 3 nodes: every pair is a scaling run"
+	if len(plan.Nodes) >= 3 && pairwise != nil {
+		want, why = pairwise(s.Runs)
+	}
+	s.Pairwise = why
+	if !want {
+		return s
+	}
+	// The pairs of a round are disjoint, so they may run at once; the
+	// runs are kept in the order of the round.
+	limit := max(plan.PairConcurrency, 1)
+	for _, round := range Pairings(plan.Nodes) {
+		out := make([]ScalingRun, len(round))
+		done := make([]bool, len(round))
+		sem := make(chan struct{}, limit)
+		var wg sync.WaitGroup
+		for i, p := range round {
+			sem <- struct{}{}
+			if ctx.Err() != nil {
+				<-sem
+				break
+			}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				out[i], done[i] = run(KindPairwise, p), true
+			}()
+		}
+		wg.Wait()
+		for i := range out {
+			if done[i] {
+				s.Runs = append(s.Runs, out[i])
+			}
+		}
+	}
+	return s
+}

@@ -1,0 +1,60 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/results"
+)
+
+func nodeName(flag, hostname string) string {
+	for _, n := range []string{flag, os.Getenv("SLURMD_NODENAME"), hostname} {
+		if n != "" {
+			return n
+		}
+	}
+	h, _ := os.Hostname()
+	return h
+}
+
+// facts are the node properties Jenkins shows beside the suite.
+func facts(ev *node.Evidence) []results.Fact {
+	f := []results.Fact{{Name: "host_root", Value: ev.Host.Root}}
+	add := func(k, v string) {
+		if v != "" {
+			f = append(f, results.Fact{Name: k, Value: v})
+		}
+	}
+	models := map[string]int{}
+	var order []string
+	for _, g := range ev.GPUs {
+		name := g.Name
+		if name == "" {
+			name = "NVIDIA " + g.PCIDeviceID
+		}
+		if models[name] == 0 {
+			order = append(order, name)
+		}
+		models[name]++
+	}
+	var gm []string
+	for _, m := range order {
+		gm = append(gm, fmt.Sprintf("%d x %s", models[m], m))
+	}
+	add("gpu_model", strings.Join(gm, ", "))
+	add("gpus", fmt.Sprint(len(ev.GPUs)))
+	add("rdma_nics", fmt.Sprint(len(ev.NICs)))
+	add("driver", ev.Host.DriverVersion)
+	if ev.Host.CUDADriverVersion > 0 {
+		add("cuda_driver", fmt.Sprintf("%d.%d", ev.Host.CUDADriverVersion/1000, ev.Host.CUDADriverVersion%1000/10))
+	}
+	add("kernel", ev.Host.Kernel)
+	add("iommu", ev.IOMMU.Mode)
+	add("driver_flavour", ev.Kernel.DriverFlavour)
+	if ev.Probed {
+		add("mechanism", ev.Mechanism().Mechanism)
+	}
+	return f
+}

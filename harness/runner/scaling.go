@@ -1,0 +1,265 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/harness/nccl"
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/results"
+	"github.com/gdrcheck/gdrcheck/suites"
+)
+
+// AllocationNode names the report entry of the scaling area, which
+// belongs to no single node.
+const AllocationNode = "allocation"
+
+// ScalingOptions are the allocation the scaling area measures.
+type ScalingOptions struct {
+	// Nodes are the allocation's nodes, in order; with Emulate, the
+	// names of the emulated ones.
+	Nodes       []string
+	GPUsPerNode int // ranks per node; default: what the nodes reported, else 1
+	// Launch is the launcher template (nccl.ParseLaunch); empty means
+	// srun with SrunArgs, or mpirun through emulated-rank with Emulate.
+	Launch   string
+	SrunArgs []string
+	// Emulate plays the nodes on this machine (one UTS namespace and
+	// NCCL_HOSTID per node; needs root and mpirun).
+	Emulate bool
+	// Self is this binary, which emulated ranks start through.
+	Self string
+	// NodeResults holds each node's results.json of the node suites
+	// (DIR/<node>/results.json): its own all_reduce bandwidth and the
+	// profile it matched.
+	NodeResults string
+	// Profile names the baseline to judge with; empty takes the one the
+	// nodes matched.
+	Profile string
+	// Pairs is when the pairwise rounds run: "auto" (a run below its
+	// baseline band, or no baseline to judge by), "always" or "never".
+	Pairs string
+	// Args are all_reduce_perf's arguments; empty sweeps 8 B to 2 GiB.
+	Args []string
+}
+
+// Pairs values.
+const (
+	PairsAuto   = "auto"
+	PairsAlways = "always"
+	PairsNever  = "never"
+)
+
+// runScaling measures and judges an allocation: no node evidence is
+// collected, the report's one entry is the allocation, and the runs are
+// results.json's top-level runs.
+func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
+	so := opt.Scaling
+	if len(so.Nodes) == 0 {
+		return nil, fmt.Errorf("the scaling suite needs the allocation's nodes (--nodes, or --emulate-nodes N)")
+	}
+	switch so.Pairs {
+	case "":
+		so.Pairs = PairsAuto
+	case PairsAuto, PairsAlways, PairsNever:
+	default:
+		return nil, fmt.Errorf("--scaling-pairs %q: want auto, always or never", so.Pairs)
+	}
+	started := time.Now().UTC()
+	reported, err := readNodeResults(so.NodeResults, so.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	if so.GPUsPerNode == 0 {
+		so.GPUsPerNode = reported.gpus
+	}
+	if so.GPUsPerNode == 0 {
+		so.GPUsPerNode = 1
+	}
+	profile := so.Profile
+	if profile == "" {
+		profile = reported.profile
+	}
+	sc := &suites.Context{Config: opt.Config}
+	switch b, ok := store.Get(profile); {
+	case profile == "":
+		sc.BaselineErr = errors.New("the nodes matched no baseline profile (--baseline-profile names one)")
+	case !ok:
+		sc.BaselineErr = fmt.Errorf("baseline profile %q is not in the baseline store", profile)
+	default:
+		sc.Baseline = b
+	}
+	launch, err := scalingLaunch(so)
+	if err != nil {
+		return nil, err
+	}
+	plan := nccl.ScalingPlan{Nodes: so.Nodes, GPUsPerNode: so.GPUsPerNode, Args: so.Args, PairConcurrency: len(so.Nodes)}
+	if so.Emulate {
+		// Emulated nodes share this machine's GPUs and CPUs.
+		plan.PairConcurrency = 1
+	}
+	r := nccl.Runner{Dir: opt.NCCLTestsDir, Timeout: opt.NCCLTimeout}
+	ctx := opt.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if _, err := r.Lookup("all_reduce_perf"); err != nil {
+		sc.Scaling, sc.ScalingErr = &nccl.Scaling{Plan: plan}, err
+	} else {
+		sc.Scaling = nccl.MeasureScaling(ctx, r, launch, plan, wantPairs(so.Pairs, sc.Baseline), opt.Progress)
+	}
+	sc.Scaling.NodeBusBW, sc.Scaling.Profile = reported.busbw, profile
+
+	n := results.Node{Name: opt.NodeName, Status: results.NodeEvaluated, Started: started}
+	if n.Name == "" {
+		n.Name = AllocationNode
+	}
+	if sc.Baseline != nil {
+		n.Profile = sc.Baseline.Profile.Name
+		n.Facts = append(n.Facts, results.Fact{Name: "profile", Value: n.Profile})
+	}
+	n.Facts = append(n.Facts, results.Fact{Name: "gpus_per_node", Value: strconv.Itoa(so.GPUsPerNode)},
+		results.Fact{Name: "nodes", Value: strings.Join(so.Nodes, ",")})
+	if so.Emulate {
+		n.Facts = append(n.Facts, results.Fact{Name: "emulated", Value: "true"})
+	}
+	runs, err := scalingRuns(sc.Scaling, sc.Baseline, opt.LogDir)
+	if err != nil {
+		return nil, err
+	}
+	n.Suites, err = suites.Run(sc, suites.RunOptions{Areas: []string{suites.ScalingArea}, Timeout: opt.Timeout, Progress: opt.Progress})
+	if err != nil {
+		return nil, err
+	}
+	n.Finished = time.Now().UTC()
+	return &results.Results{
+		Schema:   results.Schema,
+		Tool:     results.Tool{Version: opt.Version, Args: opt.Args, Suites: opt.Suites},
+		Started:  started,
+		Finished: n.Finished,
+		Nodes:    []results.Node{n},
+		Runs:     runs,
+	}, nil
+}
+
+func scalingLaunch(so ScalingOptions) (nccl.Launch, error) {
+	switch {
+	case so.Launch != "":
+		l, err := nccl.ParseLaunch(so.Launch)
+		if err != nil {
+			return nil, fmt.Errorf("--launcher: %w", err)
+		}
+		return l, nil
+	case so.Emulate:
+		gpus := 0
+		if h, err := node.Open("/"); err == nil {
+			gpus = len(node.Collect(h, node.DefaultSources(h)).GPUs)
+		}
+		return nccl.EmulatedLaunch(so.Self, gpus), nil
+	}
+	return nccl.SrunLaunch(so.SrunArgs), nil
+}
+
+// wantPairs decides after the scaling runs whether the pairwise rounds,
+// which cost two more runs per node pair, are worth running.
+func wantPairs(mode string, b *baseline.Baseline) func([]nccl.ScalingRun) (bool, string) {
+	return func(runs []nccl.ScalingRun) (bool, string) {
+		switch {
+		case mode == PairsAlways:
+			return true, "asked for (--scaling-pairs always)"
+		case mode == PairsNever:
+			return false, "not asked for (--scaling-pairs never)"
+		case b == nil:
+			return true, "no baseline to judge multi-node bandwidth by: the job judges its own pairs"
+		}
+		for _, r := range runs {
+			if len(r.Nodes) < 2 {
+				continue
+			}
+			if r.Result.Err != nil {
+				return true, fmt.Sprintf("all_reduce across %d nodes failed", len(r.Nodes))
+			}
+			if c, ok := b.Compare(results.MultiNodeBusBWMetric(len(r.Nodes)), r.Result.BusBW(), r.Result.LargestSize()); ok && !c.Pass {
+				return true, fmt.Sprintf("all_reduce across %d nodes fell below baseline %s", len(r.Nodes), b.Profile.Name)
+			}
+		}
+		return false, "every multi-node run within its baseline band"
+	}
+}
+
+// scalingRuns turns the runs into results.json's, with their baseline
+// bands, keeping each raw output in logDir.
+func scalingRuns(s *nccl.Scaling, b *baseline.Baseline, logDir string) ([]results.Run, error) {
+	if logDir != "" && len(s.Runs) > 0 {
+		if err := os.MkdirAll(logDir, 0o755); err != nil {
+			return nil, fmt.Errorf("log directory: %w", err)
+		}
+	}
+	var out []results.Run
+	for _, r := range s.Runs {
+		run := nccl.Measured{Op: "all_reduce", Mode: nccl.ModeDirect, Result: r.Result}.Report(r.Kind, nccl.Expectation{Nodes: len(r.Nodes)})
+		run.Nodes = r.Nodes
+		if b != nil && len(run.Points) > 0 {
+			last := run.Points[len(run.Points)-1]
+			if c, ok := b.Compare(results.MultiNodeBusBWMetric(len(r.Nodes)), last.BusBW, last.Size); ok {
+				run.Baseline = &results.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High}
+			}
+		}
+		if logDir != "" {
+			name := fmt.Sprintf("%s-n%d-%s.log", r.Kind, len(r.Nodes), strings.Join(r.Nodes, "_"))
+			if err := results.WriteFile(filepath.Join(logDir, name), r.Result.Output); err != nil {
+				return nil, err
+			}
+			run.Log = filepath.Join(filepath.Base(logDir), name)
+		}
+		out = append(out, run)
+	}
+	return out, nil
+}
+
+// reported is what the node suites said of the nodes.
+type reported struct {
+	busbw   map[string]float64 // single-node direct all_reduce, GB/s
+	gpus    int                // of the first node that reported
+	profile string             // the baseline the first node matched
+}
+
+// readNodeResults reads DIR/<node>/results.json of each node, one at a
+// time; a node that did not report is left out.
+func readNodeResults(dir string, nodes []string) (reported, error) {
+	rep := reported{busbw: map[string]float64{}}
+	if dir == "" {
+		return rep, nil
+	}
+	for _, name := range nodes {
+		r, err := results.Read(filepath.Join(dir, name, "results.json"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return rep, err
+		}
+		for _, n := range r.Nodes {
+			if n.Status != results.NodeEvaluated {
+				continue
+			}
+			if rep.gpus == 0 {
+				rep.gpus, _ = strconv.Atoi(n.Fact("gpus"))
+				rep.profile = n.Profile
+			}
+			for _, run := range n.Runs {
+				if run.Suite == "collectives" && run.Op == "all_reduce" && run.Mode == nccl.ModeDirect.Name && run.Error == "" && run.BusBW > 0 {
+					rep.busbw[name] = run.BusBW
+				}
+			}
+		}
+	}
+	return rep, nil
+}

@@ -1,0 +1,198 @@
+package results
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Encoder writes a results.json as a stream, one node at a time, so a job
+// of a thousand nodes is never held as one document: NewEncoder opens it,
+// Node writes each node, and End closes it with the head (tool, start and
+// finish), known only once every node is read, and the cross-node runs.
+type Encoder struct {
+	w     *bufio.Writer
+	nodes int
+	err   error
+}
+
+// NewEncoder starts a results.json on w.
+func NewEncoder(w io.Writer) *Encoder {
+	e := &Encoder{w: bufio.NewWriterSize(w, 64<<10)}
+	e.write("{\n")
+	e.field("schema", Schema, true)
+	e.write("  \"nodes\": [")
+	return e
+}
+
+func (e *Encoder) write(s string) {
+	if e.err == nil {
+		_, e.err = e.w.WriteString(s)
+	}
+}
+
+func (e *Encoder) value(v any, prefix string) {
+	if e.err != nil {
+		return
+	}
+	b, err := json.MarshalIndent(v, prefix, "  ")
+	if err != nil {
+		e.err = fmt.Errorf("encoding results: %w", err)
+		return
+	}
+	_, e.err = e.w.Write(b)
+}
+
+func (e *Encoder) field(name string, v any, comma bool) {
+	e.write("  \"" + name + "\": ")
+	e.value(v, "  ")
+	if comma {
+		e.write(",")
+	}
+	e.write("\n")
+}
+
+// Node writes one node entry.
+func (e *Encoder) Node(n Node) error {
+	if e.nodes > 0 {
+		e.write(",")
+	}
+	e.write("\n    ")
+	e.value(n, "    ")
+	e.nodes++
+	return e.err
+}
+
+// End closes the document with head's tool, start, finish and runs.
+func (e *Encoder) End(head *Results) error {
+	if e.nodes > 0 {
+		e.write("\n  ")
+	}
+	e.write("],\n")
+	e.field("tool", head.Tool, true)
+	e.field("started", head.Started, true)
+	if len(head.Runs) > 0 {
+		e.field("runs", head.Runs, true)
+	}
+	e.field("finished", head.Finished, false)
+	e.write("}\n")
+	if e.err == nil {
+		e.err = e.w.Flush()
+	}
+	return e.err
+}
+
+// Scan reads a results.json one node at a time: visit gets each node as
+// it is decoded, and the returned document holds everything but the
+// nodes. A merged job's results.json is never decoded whole.
+func Scan(path string, visit func(Node) error) (*Results, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := scan(bufio.NewReaderSize(f, 64<<10), visit)
+	if err != nil {
+		return nil, fmt.Errorf("reading %q: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("reading %q: schema %q, want %q", path, r.Schema, Schema)
+	}
+	return r, nil
+}
+
+func scan(rd io.Reader, visit func(Node) error) (*Results, error) {
+	dec := json.NewDecoder(rd)
+	var r Results
+	if err := expectDelim(dec, '{'); err != nil {
+		return nil, err
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, syntaxAt(dec, err)
+		}
+		key, _ := t.(string)
+		switch key {
+		case "nodes":
+			if err := expectDelim(dec, '['); err != nil {
+				return nil, err
+			}
+			for dec.More() {
+				var n Node
+				if err := dec.Decode(&n); err != nil {
+					return nil, syntaxAt(dec, err)
+				}
+				if err := visit(n); err != nil {
+					return nil, err
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, syntaxAt(dec, err)
+			}
+		case "schema":
+			err = dec.Decode(&r.Schema)
+		case "tool":
+			err = dec.Decode(&r.Tool)
+		case "started":
+			err = dec.Decode(&r.Started)
+		case "finished":
+			err = dec.Decode(&r.Finished)
+		case "runs":
+			err = dec.Decode(&r.Runs)
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return nil, syntaxAt(dec, err)
+		}
+	}
+	if err := expectDelim(dec, '}'); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("data after the document (byte %d)", dec.InputOffset())
+	}
+	return &r, nil
+}
+
+func expectDelim(dec *json.Decoder, want json.Delim) error {
+	t, err := dec.Token()
+	if err != nil {
+		return syntaxAt(dec, err)
+	}
+	if d, ok := t.(json.Delim); !ok || d != want {
+		return fmt.Errorf("byte %d: want %q, found %v: not a results.json", dec.InputOffset(), want, t)
+	}
+	return nil
+}
+
+func syntaxAt(dec *json.Decoder, err error) error {
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("the document ends early (byte %d): %w", dec.InputOffset(), io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("byte %d: %w", dec.InputOffset(), err)
+}
+
+// Slim is a node without what no report shows (its raw evidence), which
+// is most of its size: merges keep thousands of these.
+func (n Node) Slim() Node {
+	n.Evidence = nil
+	return n
+}
+
+// ReadSlim reads a results.json with its nodes slimmed: every report can
+// be made from it, at a fraction of the memory.
+func ReadSlim(path string) (*Results, error) {
+	var nodes []Node
+	r, err := Scan(path, func(n Node) error { nodes = append(nodes, n.Slim()); return nil })
+	if err != nil {
+		return nil, err
+	}
+	r.Nodes = nodes
+	return r, nil
+}

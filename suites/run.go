@@ -1,0 +1,176 @@
+package suites
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/ginkgo/v2/formatter"
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/gdrcheck/gdrcheck/results"
+)
+
+// RunOptions configure the one Ginkgo run of a process.
+type RunOptions struct {
+	Areas    []string      // labels to run; never empty
+	Timeout  time.Duration // the whole run; zero keeps Ginkgo's default
+	Progress io.Writer     // Ginkgo's running commentary; nil discards it
+}
+
+// Run runs the areas' specs against c and returns them as results suites:
+// one per area, names without labels or node types, skipped kept apart,
+// and a failed setup node as a failed case of its own. Ginkgo runs once
+// per process, so Run is called once. The areas register themselves when
+// their packages are imported (suites/areas imports them all).
+func Run(c *Context, opt RunOptions) ([]results.Suite, error) {
+	SetContext(c)
+	sc := types.NewDefaultSuiteConfig()
+	sc.LabelFilter = strings.Join(opt.Areas, " || ")
+	sc.RandomSeed = 1 // the order specs are written in
+	if opt.Timeout > 0 {
+		sc.Timeout = opt.Timeout
+	}
+	rc := types.NewDefaultReporterConfig()
+	rc.NoColor = true
+	rc.Succinct = true
+	w := opt.Progress
+	if w == nil {
+		w = io.Discard
+	}
+	formatter.ColorableStdOut = w
+	ginkgo.RunSpecs(&fakeT{}, "gdrcheck", sc, rc)
+	// Succinct output ends without a newline.
+	fmt.Fprintln(w)
+	return convert(lastReport, opt.Areas)
+}
+
+// fakeT is the GinkgoTestingT of a run outside `go test`.
+type fakeT struct{ failed bool }
+
+func (t *fakeT) Fail() { t.failed = true }
+
+var lastReport types.Report
+
+// The report is taken from inside the suite, the way Kubernetes' e2e
+// framework writes its JUnit.
+var _ = ginkgo.ReportAfterSuite("gdrcheck results", func(r ginkgo.Report) {
+	lastReport = r
+})
+
+func convert(r types.Report, areas []string) ([]results.Suite, error) {
+	selected := map[string]bool{}
+	for _, a := range areas {
+		selected[a] = true
+	}
+	bySuite := map[string]*results.Suite{}
+	var setup []results.Spec
+	var setupFailed string
+	for _, sr := range r.SpecReports {
+		switch sr.LeafNodeType {
+		case types.NodeTypeBeforeSuite, types.NodeTypeSynchronizedBeforeSuite, types.NodeTypeAfterSuite, types.NodeTypeSynchronizedAfterSuite:
+			if sr.State.Is(types.SpecStateFailureStates) {
+				sp := spec(sr)
+				sp.Name = sr.LeafNodeType.String() + ": node evidence"
+				sp.Setup = true
+				setup = append(setup, sp)
+				setupFailed = sp.Message
+			}
+			continue
+		case types.NodeTypeIt:
+		default:
+			continue
+		}
+		if len(sr.ContainerHierarchyTexts) == 0 {
+			continue
+		}
+		area := sr.ContainerHierarchyTexts[0]
+		if !selected[area] {
+			continue
+		}
+		s, ok := bySuite[area]
+		if !ok {
+			s = &results.Suite{Name: area}
+			bySuite[area] = s
+		}
+		sp := spec(sr)
+		if sp.State == results.StateSkipped && sp.Message == "" && setupFailed != "" {
+			sp.Message = "not run: " + setupFailed
+		}
+		s.Specs = append(s.Specs, sp)
+	}
+	var out []results.Suite
+	if len(setup) > 0 {
+		out = append(out, results.Suite{Name: "setup", Specs: setup})
+	}
+	for _, a := range areas {
+		s, ok := bySuite[a]
+		if !ok {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, sp := range s.Specs {
+			if seen[sp.Name] {
+				return nil, fmt.Errorf("two specs in %s are named %q: names must be unique for JUnit history", a, sp.Name)
+			}
+			seen[sp.Name] = true
+		}
+		sort.SliceStable(s.Specs, func(i, j int) bool { return s.Specs[i].Name < s.Specs[j].Name })
+		out = append(out, *s)
+	}
+	return out, nil
+}
+
+func spec(sr types.SpecReport) results.Spec {
+	name := sr.LeafNodeText
+	if len(sr.ContainerHierarchyTexts) > 1 {
+		name = strings.Join(append(append([]string{}, sr.ContainerHierarchyTexts[1:]...), sr.LeafNodeText), " ")
+	}
+	sp := results.Spec{
+		Name:     name,
+		Duration: sr.RunTime.Seconds(),
+		State:    state(sr.State),
+	}
+	if sr.State != types.SpecStatePassed {
+		sp.Message = sr.Failure.Message
+		if sr.State.Is(types.SpecStateFailureStates) {
+			sp.Location = sr.Failure.Location.String()
+		}
+	}
+	if sr.State.Is(types.SpecStateFailureStates) {
+		sp.Output = sr.CapturedGinkgoWriterOutput + sr.CapturedStdOutErr
+	}
+	for _, e := range sr.ReportEntries {
+		if e.Name != MetricEntry {
+			continue
+		}
+		if m, ok := e.Value.GetRawValue().(results.Metric); ok {
+			sp.Metrics = append(sp.Metrics, m)
+		}
+	}
+	for _, e := range sr.ReportEntries {
+		if e.Name == NoteEntry {
+			if s, ok := e.Value.GetRawValue().(string); ok {
+				sp.Notes = append(sp.Notes, s)
+			}
+		}
+	}
+	return sp
+}
+
+func state(s types.SpecState) string {
+	switch s {
+	case types.SpecStatePassed:
+		return results.StatePassed
+	case types.SpecStateSkipped:
+		return results.StateSkipped
+	case types.SpecStatePending:
+		return results.StatePending
+	case types.SpecStateFailed:
+		return results.StateFailed
+	}
+	return s.String() // panicked, interrupted, aborted, timedout
+}

@@ -1,0 +1,187 @@
+// Package scaling holds the specs on an allocation's collectives: all_reduce
+// across 1, 2, 4 ... N nodes at the bandwidth and latency of the baseline,
+// the efficiency from 2 to N nodes, and who to blame when the job is slow:
+// a node whose own bandwidth is far below the job's, and, from two rounds
+// of node pairs, a node slow with every partner (bad) apart from one slow
+// with some partners only (topology-sensitive). The job's leader runs this
+// area alone, across the allocation's nodes.
+package scaling
+
+import (
+	"fmt"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/gdrcheck/gdrcheck/harness/nccl"
+	"github.com/gdrcheck/gdrcheck/results"
+	"github.com/gdrcheck/gdrcheck/suites"
+)
+
+var _ = suites.Describe(suites.ScalingArea, func() {
+	// The specs follow what was measured: one per node count.
+	c := suites.Planned()
+	if c == nil || c.Scaling == nil {
+		return
+	}
+	plan := c.Scaling.Plan
+	counts := nccl.NodeCounts(len(plan.Nodes))
+
+	var s *nccl.Scaling
+	BeforeEach(func() {
+		s = suites.Current().Scaling
+		if err := suites.Current().ScalingErr; err != nil {
+			Fail("no multi-node runs: " + err.Error())
+		}
+	})
+
+	for _, k := range counts {
+		It(fmt.Sprintf("runs all_reduce across %d node(s) at its baseline bandwidth", k), func() {
+			r, ok := scaleRun(s, k)
+			if !ok {
+				Skip(fmt.Sprintf("all_reduce across %d node(s) did not run: the job was told to end first", k))
+			}
+			if r.Transport != "" {
+				suites.Note("all_reduce across %d node(s): %s", k, r.Transport)
+			}
+			if len(r.Points) > 0 {
+				suites.Record(results.Metric{Name: "latency_small", Value: r.Points[0].TimeUS, Unit: "us", Subject: fmt.Sprintf("%d B, %d nodes", r.Points[0].Size, k)})
+			}
+			metric := results.MultiNodeBusBWMetric(k)
+			m := results.Metric{Name: metric, Value: r.BusBW, Unit: "GB/s", Subject: fmt.Sprintf("%d nodes", k)}
+			defer func() { suites.Record(m) }()
+			if r.Error != "" {
+				Fail(r.Error)
+			}
+			if r.Ranks == 1 {
+				Skip("one rank: all_reduce moves no data between ranks, so there is no bus bandwidth to judge; run across nodes or GPUs")
+			}
+			b := suites.Current().Baseline
+			if b == nil {
+				suites.RequireBaseline()
+				return
+			}
+			last := r.Points[len(r.Points)-1]
+			cmp, ok := b.Compare(metric, last.BusBW, last.Size)
+			if !ok {
+				Skip(fmt.Sprintf("baseline %s has no %s", b.Profile.Name, metric))
+			}
+			delta := (r.BusBW - cmp.Expected) / cmp.Expected * 100
+			m.Baseline, m.DeltaPct, m.Verdict = &cmp.Expected, &delta, "pass"
+			if r.BusBW < cmp.Low {
+				m.Verdict = "fail"
+				Fail(fmt.Sprintf("all_reduce across %d nodes: busbw %.1f GB/s; baseline %s expects at least %.1f", k, r.BusBW, b.Profile.Name, cmp.Low))
+			}
+		})
+	}
+
+	for _, k := range counts {
+		if k <= 2 {
+			continue
+		}
+		It(fmt.Sprintf("scales all_reduce from 2 to %d nodes", k), func() {
+			two, ok2 := scaleRun(s, 2)
+			r, ok := scaleRun(s, k)
+			if !ok || !ok2 || two.Error != "" || r.Error != "" || two.BusBW <= 0 {
+				Skip(fmt.Sprintf("no successful runs across 2 and %d nodes to compare", k))
+			}
+			eff := r.BusBW / two.BusBW
+			m := results.Metric{Name: "scaling_efficiency", Value: eff, Subject: fmt.Sprintf("%d over 2 nodes", k)}
+			defer func() { suites.Record(m) }()
+			if b := suites.Current().Baseline; b != nil {
+				if cmp, ok := b.Compare(results.ScalingEfficiencyMetric, eff, 0); ok {
+					m.Baseline, m.Verdict = &cmp.Expected, cmp.Verdict()
+					if !cmp.Pass {
+						Fail(fmt.Sprintf("scaling efficiency %.2f from 2 to %d nodes; baseline expects %s", eff, k, cmp.Band()))
+					}
+				}
+			}
+		})
+	}
+
+	if len(plan.Nodes) >= minSample && len(c.Scaling.Of(nccl.KindPairwise)) > 0 {
+		It("isolates the node that slows multi-node all_reduce", func() {
+			suites.Note("pairwise rounds: %s", s.Pairwise)
+			pairs, slow, how := pairwise(s)
+			suites.Note("a pair is slow when %s", how)
+			v := judgePairs(pairs, slow)
+			for _, n := range v.Sensitive {
+				suites.Warn("%s is slow with some partners and fine with others: topology-sensitive (a path between nodes, not the node itself)", n)
+			}
+			for _, n := range v.Bad {
+				// The node named as data, so the job can drain it.
+				suites.Record(results.Metric{Name: "slow_in_every_pair", Value: 1, Subject: n, Verdict: "fail"})
+			}
+			if len(v.Bad) > 0 {
+				Fail(fmt.Sprintf("slow in every pair it was in: %s", strings.Join(v.Bad, ", ")))
+			}
+			suites.Note("no node was slow in all of its pairs: the shortfall is not one node's")
+		})
+	}
+
+	It("has no node whose own bus bandwidth is far below the job's", func() {
+		bw := s.NodeBusBW
+		out, sp, ok := lowOutliers(bw)
+		if !ok {
+			Skip(fmt.Sprintf("%d node(s) reported a single-node all_reduce bus bandwidth: it takes %d to tell an outlier", len(bw), minSample))
+		}
+		suites.Note("job median %.2f GB/s over %d nodes; suspect below %.2f, severe below %.2f", sp.median, len(bw), sp.median+suspectZ*sp.sigma, sp.median+severeZ*sp.sigma)
+		var severe []string
+		for _, o := range out {
+			m := results.Metric{Name: "busbw_robust_z", Value: o.Z, Subject: o.Node, Verdict: "info"}
+			if o.Severe {
+				m.Verdict = "fail"
+			}
+			suites.Record(m)
+			line := fmt.Sprintf("%s: single-node all_reduce busbw %.2f GB/s, %.0f%% below the job's median %.2f (z %.1f)", o.Node, o.Value, 100*(1-o.Value/o.Median), o.Median, o.Z)
+			if o.Severe {
+				severe = append(severe, line)
+			} else {
+				suites.Warn("suspect %s", line)
+			}
+		}
+		if len(severe) > 0 {
+			msg := "outlier " + severe[0]
+			if len(severe) > 1 {
+				msg = fmt.Sprintf("outliers %s (and %d more)\n%s", severe[0], len(severe)-1, strings.Join(severe, "\n"))
+			}
+			Fail(msg)
+		}
+	})
+})
+
+// scaleRun is the run across the first k nodes, as results.json has it.
+func scaleRun(s *nccl.Scaling, k int) (results.Run, bool) {
+	for _, r := range s.Of(nccl.KindScale) {
+		if len(r.Nodes) == k {
+			run := nccl.Measured{Op: "all_reduce", Mode: nccl.ModeDirect, Result: r.Result}.Report(nccl.KindScale, nccl.Expectation{Nodes: k})
+			return run, true
+		}
+	}
+	return results.Run{}, false
+}
+
+// pairwise turns the pairwise runs into pairs and says which are slow:
+// below the baseline's two-node band where it states one, else far below
+// the job's own level.
+func pairwise(s *nccl.Scaling) ([]pairRun, func(pairRun) bool, string) {
+	var pairs []pairRun
+	for _, r := range s.Of(nccl.KindPairwise) {
+		p := pairRun{Nodes: [2]string{r.Nodes[0], r.Nodes[1]}, BusBW: r.Result.BusBW(), Size: r.Result.LargestSize()}
+		if r.Result.Err != nil {
+			p.Err = r.Result.Err.Error()
+		}
+		pairs = append(pairs, p)
+	}
+	if b := suites.Current().Baseline; b != nil {
+		metric := results.MultiNodeBusBWMetric(2)
+		if _, ok := b.Metric(metric); ok {
+			return pairs, func(p pairRun) bool {
+				cmp, ok := b.Compare(metric, p.BusBW, p.Size)
+				return p.Err != "" || ok && p.BusBW < cmp.Low
+			}, fmt.Sprintf("it fails or its busbw is below the band of %s in baseline %s", metric, b.Profile.Name)
+		}
+	}
+	slow, sp := slowByTheJob(pairs)
+	return pairs, slow, fmt.Sprintf("it fails or its busbw is below %.2f GB/s (the job's pair level %.2f, %.0f robust z below)", sp.median+suspectZ*sp.sigma, sp.median, -suspectZ)
+}
