@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/results"
@@ -41,7 +42,7 @@ var _ = suites.Describe("bar1", func() {
 				suites.Record(results.Metric{Name: m.n, Value: float64(m.v), Unit: "MiB", Subject: suites.GPUName(g)})
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("has a BAR1 aperture that covers the GPU memory", func() {
@@ -57,7 +58,7 @@ var _ = suites.Describe("bar1", func() {
 				bad = append(bad, fmt.Sprintf("%s: BAR1 %d MiB cannot map its %d MiB of memory; expected a large BAR (total >= memory)", suites.GPUName(g), g.BAR1.TotalMiB, g.MemoryMiB))
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("has the BAR1 size of its generation", func() {
@@ -71,7 +72,7 @@ var _ = suites.Describe("bar1", func() {
 				bad = append(bad, fmt.Sprintf("%s: BAR1 %d MiB; baseline %s expects at least %d MiB", suites.GPUName(g), g.BAR1.TotalMiB, b.Profile.Name, b.BAR1.MinTotalMiB))
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("keeps enough BAR1 free for peer mappings", func() {
@@ -84,6 +85,6 @@ var _ = suites.Describe("bar1", func() {
 				bad = append(bad, fmt.Sprintf("%s: %d MiB of BAR1 free (%d of %d MiB used); expected at least %d MiB", suites.GPUName(g), g.BAR1.FreeMiB, g.BAR1.UsedMiB, g.BAR1.TotalMiB, cfg.BAR1MinFreeMiB))
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 })

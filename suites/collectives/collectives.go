@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/results"
@@ -41,7 +42,7 @@ var _ = suites.Describe("collectives", func() {
 				bad = append(bad, r.Result.Err.Error())
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("takes the direct path NCCL is expected to take", func() {
@@ -60,7 +61,7 @@ var _ = suites.Describe("collectives", func() {
 				bad = append(bad, fmt.Sprintf("%s_perf path is %s: %s", r.Op, v.Verdict, v.Reason()))
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("reaches the baseline bus bandwidth at large messages", func() {
@@ -85,7 +86,7 @@ var _ = suites.Describe("collectives", func() {
 			suites.Record(mt)
 		}
 		suites.RequireBaseline()
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 })
 

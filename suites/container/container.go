@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/suites"
@@ -31,9 +32,7 @@ var _ = suites.Describe("container", func() {
 
 	BeforeEach(func() {
 		ev = suites.Evidence()
-		if ev.Container == nil {
-			Fail("no container facts were collected")
-		}
+		Expect(ev.Container).To(suites.HaveContainerFacts())
 		c = *ev.Container
 		if c.Recorded {
 			suites.Note("facts recorded with the node, not read from this process")
@@ -51,7 +50,7 @@ var _ = suites.Describe("container", func() {
 				bad = append(bad, line)
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("opens the RDMA device nodes of every rail NIC", func() {
@@ -69,21 +68,16 @@ var _ = suites.Describe("container", func() {
 		if n == 0 {
 			Skip("no rail NICs: no RDMA device nodes to check")
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("may lock the memory RDMA registration pins", func() {
 		if c.Unlimited() {
 			suites.Note("RLIMIT_MEMLOCK unlimited")
-			return
+		} else {
+			suites.Note("cause: %s", CauseMemlock)
 		}
-		msg := fmt.Sprintf("RLIMIT_MEMLOCK is %s (hard %s): RDMA registration pins host buffers (NCCL's proxy buffers, verbs queues); expected unlimited (docker --ulimit memlock=-1, Slurm PropagateResourceLimits, ulimit -l unlimited)",
-			bytesText(c.MemlockSoft), bytesText(c.MemlockHard))
-		if c.CapIPCLock {
-			msg += "; this process has CAP_IPC_LOCK and may pin past it, the workload's user may not"
-		}
-		suites.Note("cause: %s", CauseMemlock)
-		suites.FailIf([]string{msg})
+		Expect(c).To(suites.HaveUnlimitedMemlock())
 	})
 
 	It("has CAP_IPC_LOCK where memory locking is limited", func() {
@@ -92,8 +86,8 @@ var _ = suites.Describe("container", func() {
 		}
 		if !c.CapIPCLock {
 			suites.Note("cause: %s", CauseCapability)
-			suites.FailIf([]string{fmt.Sprintf("CAP_IPC_LOCK is missing (CapEff %s) and RLIMIT_MEMLOCK is %s: registrations past the limit fail with ENOMEM; add the capability (docker --cap-add IPC_LOCK) or lift the limit", c.CapEff, bytesText(c.MemlockSoft))})
 		}
+		Expect(c).To(suites.HaveCapIPCLock())
 	})
 
 	It("sees the host's rail NICs in /sys/class/infiniband", func() {
@@ -121,13 +115,11 @@ var _ = suites.Describe("container", func() {
 		if len(bad) > 0 {
 			suites.Note("cause: %s", CauseNoRDMA)
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("exports GPU memory as a dma-buf and registers it from inside", func() {
-		if !ev.CUDA.Available {
-			Fail("libcuda does not answer in here: " + ev.CUDA.Error)
-		}
+		Expect(ev.CUDA).To(suites.HaveLibcuda("libcuda does not answer in here"))
 		var bad []string
 		for _, g := range ev.CUDA.GPUs {
 			if g.Export.Tried && !g.Export.OK {
@@ -145,7 +137,7 @@ var _ = suites.Describe("container", func() {
 			}
 		}
 		suites.Note("mechanism here: %s", mech)
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 })
 
@@ -186,21 +178,6 @@ func envText(env map[string]string) string {
 		}
 	}
 	return strings.Join(parts, ", ")
-}
-
-func bytesText(v *uint64) string {
-	if v == nil {
-		return "unlimited"
-	}
-	switch {
-	case *v >= 1<<30 && *v%(1<<30) == 0:
-		return fmt.Sprintf("%d GiB", *v>>30)
-	case *v >= 1<<20 && *v%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", *v>>20)
-	case *v >= 1<<10 && *v%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", *v>>10)
-	}
-	return fmt.Sprintf("%d bytes", *v)
 }
 
 func orNone(s []string) string {

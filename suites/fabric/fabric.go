@@ -10,6 +10,7 @@ import (
 	"sort"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
@@ -58,7 +59,7 @@ var _ = suites.Describe("fabric", func() {
 				bad = append(bad, fmt.Sprintf("%s port %d: %s", pc.NIC, pc.Port, p))
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("keeps the error counters still while the benchmarks run", func() {
@@ -76,7 +77,7 @@ var _ = suites.Describe("fabric", func() {
 				suites.Note("congestion during %s: %s", r.name, g)
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("moves nothing through a NIC in a single-node run that stays on NVLink", func() {
@@ -108,7 +109,7 @@ var _ = suites.Describe("fabric", func() {
 		if len(ev.NICs) == 0 {
 			suites.Note("nothing crossed a NIC: the node has no RDMA NICs (0 bytes in %d runs)", checked)
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("reaches with GPU memory the RDMA bandwidth it reaches with host memory", func() {
@@ -156,7 +157,7 @@ var _ = suites.Describe("fabric", func() {
 				bad = append(bad, fmt.Sprintf("%s: %s memory reaches %.1f Gb/s; baseline %s expects %s", r.Rail.NIC, r.Mem, bw, suites.Profile(), cmp.Band()))
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 })
 

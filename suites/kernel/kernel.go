@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/suites"
@@ -34,22 +35,11 @@ var _ = suites.Describe("kernel", func() {
 		for _, w := range v.Warnings {
 			suites.Warn("%s", w)
 		}
-		if v.Mechanism != node.MechanismNone {
-			return
-		}
-		d, _ := node.FirstFailure(v.DMABuf)
-		p, _ := node.FirstFailure(v.Peermem)
-		why := fmt.Sprintf("DMA-BUF: %s is %s, need %s; peermem: %s is %s, need %s", d.Name, d.Found, d.Need, p.Name, p.Found, p.Need)
-		if v.DecidedBy == "registration" {
-			why = "no GPU buffer registered with its rail NIC on either path; " + why
-		}
-		suites.FailIf([]string{"no GPUDirect peer-memory mechanism works: " + why})
+		Expect(v).To(suites.HaveAWorkingMechanism())
 	})
 
 	It("exports the memory of every GPU as a dma-buf", func() {
-		if !ev.CUDA.Available {
-			Fail("libcuda did not answer: " + ev.CUDA.Error)
-		}
+		Expect(ev.CUDA).To(suites.HaveLibcuda("libcuda did not answer"))
 		if ev.Kernel.DriverFlavour == node.FlavourProprietary {
 			Skip("the proprietary NVIDIA kernel modules cannot export dma-bufs; the open modules (R515+) can")
 		}
@@ -69,7 +59,7 @@ var _ = suites.Describe("kernel", func() {
 		if len(ev.CUDA.GPUs) == 0 {
 			bad = append(bad, "libcuda found no GPU")
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("registers GPU memory with every rail NIC", func() {
@@ -80,9 +70,7 @@ var _ = suites.Describe("kernel", func() {
 			}
 			Skip(reason + ": the registration proof needs a NIC")
 		}
-		if len(ev.Verbs.Registrations) == 0 {
-			Fail("RDMA devices exist but no registration was attempted: " + orReason(ev.Verbs.Error))
-		}
+		Expect(ev.Verbs).To(suites.HaveAttemptedRegistrations())
 		mech := ev.Mechanism().Mechanism
 		want := node.PathDMABuf
 		if mech == node.MechanismPeermem {
@@ -101,7 +89,7 @@ var _ = suites.Describe("kernel", func() {
 				suites.Note("%s", line)
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("has no conflicting or failing peer-memory modules", func() {
@@ -120,7 +108,7 @@ var _ = suites.Describe("kernel", func() {
 			suites.Warn("nvidia_peermem is loaded but not registered with ib_core (no memory_peers/nv_mem)")
 		}
 		suites.Note("nvidia_peermem loaded: %t, registered: %t, nv_peer_mem loaded: %t, MOFED: %s", k.Peermem.Loaded, k.Peermem.Registered, k.NvPeerMem, orReason(k.MOFED))
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 })
 

@@ -7,9 +7,9 @@ package negative
 
 import (
 	"fmt"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/results"
@@ -24,22 +24,16 @@ var _ = suites.Describe("negative", func() {
 	})
 
 	It("runs all_reduce on the direct path as the reference", func() {
-		d, ok := m.Direct("all_reduce")
-		if !ok || d.Result.Err != nil {
-			Fail("the direct all_reduce_perf run failed: " + errText(d.Result.Err))
-		}
-		if d.Result.Log == nil {
-			Fail("all_reduce_perf printed no NCCL log: cannot tell the path (NCCL_DEBUG=INFO unset?)")
-		}
+		Expect(m).To(suites.HaveCompletedDirect("all_reduce"))
+		d, _ := m.Direct("all_reduce")
+		Expect(d.Result).To(suites.HaveNCCLLog("all_reduce_perf", "NCCL_DEBUG=INFO unset?"))
 		v := d.Result.Log.Verdict(m.Expectation)
 		suites.Record(results.Metric{Name: "busbw", Value: d.Result.BusBW(), Unit: "GB/s", Subject: "direct"})
 		if d.Result.CPUPct != nil {
 			suites.Record(results.Metric{Name: "cpu_pct", Value: *d.Result.CPUPct, Unit: "%", Subject: "direct"})
 		}
 		suites.Note("direct: %s (%s)", v.Verdict, nccl.TransportSummary(d.Result.Log.Transports))
-		if v.Verdict != nccl.VerdictDirect {
-			Fail(fmt.Sprintf("the reference run is not direct (%s): %s; forced fallbacks cannot be judged against it", v.Verdict, v.Reason()))
-		}
+		Expect(v).To(suites.BeTheDirectReference())
 	})
 
 	for _, mode := range []nccl.Mode{nccl.ModeP2PDisabled, nccl.ModeP2PSHMDisabled, nccl.ModeGDRLoc, nccl.ModeIBDisabled, nccl.RemoteHCA("")} {
@@ -53,12 +47,8 @@ var _ = suites.Describe("negative", func() {
 			if !ok || d.Result.Err != nil || d.Result.Log == nil {
 				Skip("no direct all_reduce_perf run to compare with")
 			}
-			if f.Result.Err != nil {
-				Fail(fmt.Sprintf("%s run failed: %s", mode.Name, f.Result.Err))
-			}
-			if f.Result.Log == nil {
-				Fail(fmt.Sprintf("%s run printed no NCCL log: cannot tell the path", mode.Name))
-			}
+			Expect(f).To(suites.HaveCompleted())
+			Expect(f.Result).To(suites.HaveNCCLLog(mode.Name + " run"))
 			was, now := d.Result.Log.Dominant(), f.Result.Log.Dominant()
 			ratio, haveRatio := nccl.Ratio(f.Result, d.Result)
 			limit := suites.RatioLimit(mode.Name)
@@ -78,19 +68,7 @@ var _ = suites.Describe("negative", func() {
 			if !mode.Landed(now) {
 				suites.Note("expected to land on %s, landed on %s", mode.Expect, orNone(now))
 			}
-			var missed []string
-			if now == was {
-				missed = append(missed, fmt.Sprintf("transport stayed %s", was))
-			}
-			switch {
-			case !haveRatio:
-				missed = append(missed, "no common message size to compare bandwidth at")
-			case ratio >= limit:
-				missed = append(missed, fmt.Sprintf("busbw kept %.2f of the direct run (limit %.2f)", ratio, limit))
-			}
-			if len(missed) > 0 {
-				Fail(fmt.Sprintf("forced fallback %s not detected: %s", strings.Join(mode.Env, " "), strings.Join(missed, "; ")))
-			}
+			Expect(suites.ForcedFallback{Env: mode.Env, Was: was, Now: now, Ratio: ratio, Compared: haveRatio, Limit: limit}).To(suites.BeDetected())
 		})
 	}
 })
@@ -120,13 +98,6 @@ func why(m nccl.Mode) string {
 		return "needs RDMA NICs"
 	}
 	return "not in the plan"
-}
-
-func errText(err error) string {
-	if err == nil {
-		return "not run"
-	}
-	return err.Error()
 }
 
 func orNone(s string) string {

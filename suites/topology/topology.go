@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/results"
@@ -50,7 +51,7 @@ var _ = suites.Describe("topology", func() {
 			}
 		}
 		suites.Record(results.Metric{Name: "gpus_within_gdr_path", Value: float64(len(ev.GPUs) - len(bad)), Unit: "GPUs"})
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("puts every GPU on the NUMA node of its preferred NIC", func() {
@@ -67,7 +68,7 @@ var _ = suites.Describe("topology", func() {
 			n, _ := ev.NIC(p.NIC)
 			bad = append(bad, fmt.Sprintf("%s is on NUMA node %d, its NIC %s on %d; expected the same node", suites.GPUName(g), g.NUMANode, p.NIC, n.NUMANode))
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("runs every GPU and NIC link at its maximum width and speed", func() {
@@ -82,7 +83,7 @@ var _ = suites.Describe("topology", func() {
 				bad = append(bad, fmt.Sprintf("NIC %s %s link runs at %.1f GT/s x%d; expected %.1f GT/s x%d", n.Name, n.BusID, l.CurSpeedGTs, l.CurWidth, l.MaxSpeedGTs, l.MaxWidth))
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("has no ACS redirect on the path between a GPU and its NIC", func() {
@@ -105,7 +106,7 @@ var _ = suites.Describe("topology", func() {
 				}
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("has the IOMMU off or in passthrough for GPUs and NICs", func() {
@@ -120,7 +121,7 @@ var _ = suites.Describe("topology", func() {
 				bad = append(bad, fmt.Sprintf("NIC %s %s is in IOMMU group %s with a %s domain (translating); expected off or passthrough (iommu=pt)", n.Name, n.BusID, n.IOMMU.Group, n.IOMMU.Type))
 			}
 		}
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("has working peer access between GPUs joined by NVLink", func() {
@@ -147,18 +148,14 @@ var _ = suites.Describe("topology", func() {
 			}
 		}
 		suites.Record(results.Metric{Name: "nvlink_pairs_checked", Value: float64(checked), Unit: "pairs"})
-		suites.FailIf(bad)
+		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("matches the expected inventory", func() {
 		if cfg.Expect == nil {
 			Skip("no expected inventory given (--expect)")
 		}
-		drift := node.Drift(*cfg.Expect, ev.Inventory())
-		for i := range drift {
-			drift[i] += " (" + cfg.ExpectFile + ")"
-		}
-		suites.FailIf(drift)
+		Expect(ev.Inventory()).To(suites.MatchInventory(*cfg.Expect, cfg.ExpectFile))
 	})
 })
 
