@@ -253,6 +253,66 @@ func BeDetected() types.GomegaMatcher {
 	}
 }
 
+// HaveMatchedBaseline succeeds when a baseline profile matched the run
+// (*Context). Its failure says which profile was looked for and how the
+// closest differs, and that --allow-missing-baseline only reports.
+func HaveMatchedBaseline() types.GomegaMatcher {
+	return sentence[*Context]{
+		name:    "HaveMatchedBaseline",
+		match:   func(c *Context) bool { return c.Baseline != nil },
+		failure: func(c *Context) string { return baselineAbsence(c) + " (--allow-missing-baseline only reports)" },
+		negated: func(c *Context) string { return "expected no baseline to match, " + c.Baseline.Profile.Name + " did" },
+	}
+}
+
+func baselineAbsence(c *Context) string {
+	if c.BaselineErr != nil {
+		return c.BaselineErr.Error()
+	}
+	return "no baseline matched this node"
+}
+
+// HaveNCCLRuns succeeds when nccl-tests ran (*Context); a spec asks it
+// where the operator asked for them. Its failure says why they did not.
+func HaveNCCLRuns() types.GomegaMatcher {
+	return sentence[*Context]{
+		name:    "HaveNCCLRuns",
+		match:   func(c *Context) bool { return c.NCCL != nil },
+		failure: ncclAbsence,
+		negated: func(*Context) string { return "expected no nccl-tests runs, they ran" },
+	}
+}
+
+func ncclAbsence(c *Context) string {
+	if c.NCCLErr != nil {
+		return c.NCCLErr.Error()
+	}
+	return "nccl-tests were not run"
+}
+
+// HaveCollectedEvidence succeeds when a node's *node.Evidence has no fatal
+// problem. Its failure is "node evidence could not be collected:" and
+// every fatal problem.
+func HaveCollectedEvidence() types.GomegaMatcher {
+	return sentence[*node.Evidence]{
+		name:    "HaveCollectedEvidence",
+		match:   func(ev *node.Evidence) bool { return ev.Fatal() == nil },
+		failure: func(ev *node.Evidence) string { return "node evidence could not be collected: " + ev.Fatal().Error() },
+		negated: func(*node.Evidence) string { return "expected the node evidence to be incomplete, it was collected" },
+	}
+}
+
+// HaveScalingRuns succeeds when the allocation's multi-node runs were
+// made (*Context). Its failure says why not.
+func HaveScalingRuns() types.GomegaMatcher {
+	return sentence[*Context]{
+		name:    "HaveScalingRuns",
+		match:   func(c *Context) bool { return c.ScalingErr == nil && c.Scaling != nil },
+		failure: func(c *Context) string { return "no multi-node runs: " + fmt.Sprint(c.ScalingErr) },
+		negated: func(*Context) string { return "expected no multi-node runs, they ran" },
+	}
+}
+
 // sentence is a matcher over one kind of evidence whose failure message is
 // a sentence computed from it, where a gcustom template cannot say it.
 type sentence[T any] struct {

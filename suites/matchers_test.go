@@ -224,3 +224,22 @@ func TestBeDetected(t *testing.T) {
 		suites.BeDetected(), false,
 		"forced fallback NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_IB_HCA= not detected: transport stayed NET/IB/GDRDMA; no common message size to compare bandwidth at")
 }
+
+func TestTheFrameworkMatchersSayWhatIsMissing(t *testing.T) {
+	noMatch := errors.New(`no baseline matches profile {name: this node, gpu: {model: "NVIDIA H200"}, gpus_per_node: 1}`)
+	check(t, &suites.Context{BaselineErr: noMatch}, suites.HaveMatchedBaseline(), false,
+		`no baseline matches profile {name: this node, gpu: {model: "NVIDIA H200"}, gpus_per_node: 1} (--allow-missing-baseline only reports)`)
+	check(t, &suites.Context{}, suites.HaveMatchedBaseline(), false, "no baseline matched this node (--allow-missing-baseline only reports)")
+
+	notFound := errors.New("nccl-tests binary not found: all_reduce_perf in \"/opt/nccl-tests\"")
+	check(t, &suites.Context{NCCLErr: notFound}, suites.HaveNCCLRuns(), false, `nccl-tests binary not found: all_reduce_perf in "/opt/nccl-tests"`)
+	check(t, &suites.Context{NCCL: &nccl.Measurements{}}, suites.HaveNCCLRuns(), true, "")
+
+	ev := &node.Evidence{Problems: []node.Problem{{Source: "nvml", Message: "NVML: Driver/library version mismatch", Fatal: true}}}
+	check(t, ev, suites.HaveCollectedEvidence(), false, "node evidence could not be collected: NVML: Driver/library version mismatch")
+	check(t, &node.Evidence{}, suites.HaveCollectedEvidence(), true, "")
+
+	check(t, &suites.Context{Scaling: &nccl.Scaling{}, ScalingErr: notFound}, suites.HaveScalingRuns(), false,
+		`no multi-node runs: nccl-tests binary not found: all_reduce_perf in "/opt/nccl-tests"`)
+	check(t, &suites.Context{Scaling: &nccl.Scaling{}}, suites.HaveScalingRuns(), true, "")
+}

@@ -2,6 +2,7 @@ package suites
 
 import (
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 )
@@ -13,13 +14,9 @@ func Measurements() *nccl.Measurements {
 	if c.NCCL != nil {
 		return c.NCCL
 	}
-	why := "nccl-tests were not run"
-	if c.NCCLErr != nil {
-		why = c.NCCLErr.Error()
-	}
 	if c.Config.RequireNCCLTests {
-		ginkgo.Fail(why)
+		gomega.Expect(c).To(HaveNCCLRuns())
 	}
-	ginkgo.Skip(why)
+	ginkgo.Skip(ncclAbsence(c))
 	return nil
 }

@@ -2,6 +2,7 @@ package suites
 
 import (
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
 )
 
 // A node whose evidence could not be collected fails here, once, as a
@@ -12,7 +13,5 @@ var _ = ginkgo.BeforeSuite(func() {
 	if Current().Evidence == nil {
 		return
 	}
-	if err := Evidence().Fatal(); err != nil {
-		ginkgo.Fail("node evidence could not be collected: " + err.Error())
-	}
+	gomega.Expect(Evidence()).To(HaveCollectedEvidence())
 })

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/results"
@@ -30,9 +31,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 	var s *nccl.Scaling
 	BeforeEach(func() {
 		s = suites.Current().Scaling
-		if err := suites.Current().ScalingErr; err != nil {
-			Fail("no multi-node runs: " + err.Error())
-		}
+		Expect(suites.Current()).To(suites.HaveScalingRuns())
 	})
 
 	for _, k := range counts {
@@ -51,7 +50,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 			m := results.Metric{Name: metric, Value: r.BusBW, Unit: "GB/s", Subject: fmt.Sprintf("%d nodes", k)}
 			defer func() { suites.Record(m) }()
 			if r.Error != "" {
-				Fail(r.Error)
+				Expect([]string{r.Error}).To(suites.HaveNoFindings())
 			}
 			if r.Ranks == 1 {
 				Skip("one rank: all_reduce moves no data between ranks, so there is no bus bandwidth to judge; run across nodes or GPUs")
@@ -68,10 +67,12 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 			}
 			delta := (r.BusBW - cmp.Expected) / cmp.Expected * 100
 			m.Baseline, m.DeltaPct, m.Verdict = &cmp.Expected, &delta, "pass"
+			var bad []string
 			if r.BusBW < cmp.Low {
 				m.Verdict = "fail"
-				Fail(fmt.Sprintf("all_reduce across %d nodes: busbw %.1f GB/s; baseline %s expects at least %.1f", k, r.BusBW, b.Profile.Name, cmp.Low))
+				bad = append(bad, fmt.Sprintf("all_reduce across %d nodes: busbw %.1f GB/s; baseline %s expects at least %.1f", k, r.BusBW, b.Profile.Name, cmp.Low))
 			}
+			Expect(bad).To(suites.HaveNoFindings())
 		})
 	}
 
@@ -91,9 +92,11 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 			if b := suites.Current().Baseline; b != nil {
 				if cmp, ok := b.Compare(results.ScalingEfficiencyMetric, eff, 0); ok {
 					m.Baseline, m.Verdict = &cmp.Expected, cmp.Verdict()
+					var bad []string
 					if !cmp.Pass {
-						Fail(fmt.Sprintf("scaling efficiency %.2f from 2 to %d nodes; baseline expects %s", eff, k, cmp.Band()))
+						bad = append(bad, fmt.Sprintf("scaling efficiency %.2f from 2 to %d nodes; baseline expects %s", eff, k, cmp.Band()))
 					}
+					Expect(bad).To(suites.HaveNoFindings())
 				}
 			}
 		})
@@ -112,10 +115,13 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 				// The node named as data, so the job can drain it.
 				suites.Record(results.Metric{Name: "slow_in_every_pair", Value: 1, Subject: n, Verdict: "fail"})
 			}
+			var bad []string
 			if len(v.Bad) > 0 {
-				Fail(fmt.Sprintf("slow in every pair it was in: %s", strings.Join(v.Bad, ", ")))
+				bad = append(bad, fmt.Sprintf("slow in every pair it was in: %s", strings.Join(v.Bad, ", ")))
+			} else {
+				suites.Note("no node was slow in all of its pairs: the shortfall is not one node's")
 			}
-			suites.Note("no node was slow in all of its pairs: the shortfall is not one node's")
+			Expect(bad).To(suites.HaveNoFindings())
 		})
 	}
 
@@ -135,18 +141,12 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 			suites.Record(m)
 			line := fmt.Sprintf("%s: single-node all_reduce busbw %.2f GB/s, %.0f%% below the job's median %.2f (z %.1f)", o.Node, o.Value, 100*(1-o.Value/o.Median), o.Median, o.Z)
 			if o.Severe {
-				severe = append(severe, line)
+				severe = append(severe, "outlier "+line)
 			} else {
 				suites.Warn("suspect %s", line)
 			}
 		}
-		if len(severe) > 0 {
-			msg := "outlier " + severe[0]
-			if len(severe) > 1 {
-				msg = fmt.Sprintf("outliers %s (and %d more)\n%s", severe[0], len(severe)-1, strings.Join(severe, "\n"))
-			}
-			Fail(msg)
-		}
+		Expect(severe).To(suites.HaveNoFindings())
 	})
 })
 
