@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"io"
 	"path/filepath"
 
 	"github.com/gdrcheck/gdrcheck/results"
@@ -12,25 +13,36 @@ import (
 // results.json, which every other view is rebuilt from, is renamed into
 // place last. A failure leaves the previous set as it was.
 func WriteAll(dir string, r *results.Results, jo JUnitOptions) error {
+	var set results.FileSet
+	if err := Stage(&set, dir, r, jo); err != nil {
+		return err
+	}
+	if err := set.AddFunc(filepath.Join(dir, "results.json"), func(w io.Writer) error {
+		data, err := r.Encode()
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(data)
+		return err
+	}); err != nil {
+		return err
+	}
+	return set.Commit()
+}
+
+// Stage renders junit.xml and report.html of r into set, for dir.
+func Stage(set *results.FileSet, dir string, r *results.Results, jo JUnitOptions) error {
 	var junit, html bytes.Buffer
 	if err := WriteJUnit(&junit, r, jo); err != nil {
+		set.Abort()
 		return err
 	}
 	if err := WriteHTML(&html, r); err != nil {
+		set.Abort()
 		return err
 	}
-	data, err := r.Encode()
-	if err != nil {
+	if err := set.Add(filepath.Join(dir, "junit.xml"), junit.Bytes()); err != nil {
 		return err
 	}
-	var set results.FileSet
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{"junit.xml", junit.Bytes()}, {"report.html", html.Bytes()}, {"results.json", data}} {
-		if err := set.Add(filepath.Join(dir, f.name), f.data); err != nil {
-			return err
-		}
-	}
-	return set.Commit()
+	return set.Add(filepath.Join(dir, "report.html"), html.Bytes())
 }

@@ -97,6 +97,9 @@ func (s *FileSet) AddFunc(path string, write func(io.Writer) error) error {
 	return nil
 }
 
+// Path is the target of the i-th staged file.
+func (s *FileSet) Path(i int) string { return s.staged[i].path }
+
 // Append moves other's staged files to the end of s, to be committed
 // after the ones s holds.
 func (s *FileSet) Append(other *FileSet) {

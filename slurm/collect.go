@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
@@ -78,11 +80,22 @@ const (
 // the run itself from SLURMD_NODENAME.
 func NodeOut(dir string) string { return filepath.Join(dir, nodesDir, "{node}") }
 
-// Collect merges whatever a job left in dir into one Results: every node's
-// results.json, the multi-node runs, and for each node the job was given
-// but that never reported, a missing node with the reason (the step's fate,
-// the last lines it printed, and note, e.g. the job's final state).
-func Collect(dir, note string) (*results.Results, error) {
+// Merged is a job directory merged into one report: results.json,
+// streamed node by node into a staged file as the nodes were read, and the
+// slim results (nodes without their raw evidence) that the tables, JUnit
+// and HTML are made from. Write commits the set; Discard drops it.
+type Merged struct {
+	Results *results.Results
+	set     results.FileSet
+}
+
+// Collect merges whatever a job left in dir: every node's results.json,
+// the scaling suite's, and for each node the job was given but that never
+// reported, a missing node with the reason (the step's fate, the last lines
+// it printed, and note, e.g. the job's final state). It reads one node at a
+// time and keeps only the slim copy, so a job of a thousand nodes never
+// sits in memory whole.
+func Collect(dir, note string) (*Merged, error) {
 	var job JobInfo
 	if err := readJSON(filepath.Join(dir, jobFile), &job); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -115,42 +128,79 @@ func Collect(dir, note string) (*results.Results, error) {
 	if len(job.Config.Suites) > 0 {
 		res.Tool.Suites = job.Config.Suites
 	}
-	for _, name := range expected {
-		r, err := results.Read(filepath.Join(dir, nodesDir, name, resultsFile))
-		if err != nil {
-			res.Nodes = append(res.Nodes, results.Node{Name: name, Status: results.NodeMissing, Reason: missingReason(dir, name, steps, note, err)})
-			continue
-		}
-		for _, n := range r.Nodes {
-			// Raw logs are relative to the node's own directory.
-			for i := range n.Runs {
-				if n.Runs[i].Log != "" {
-					n.Runs[i].Log = filepath.Join(nodesDir, name, n.Runs[i].Log)
+	m := &Merged{Results: res}
+	add := func(e *results.Encoder, n results.Node) error {
+		res.Nodes = append(res.Nodes, n.Slim())
+		return e.Node(n)
+	}
+	err := m.set.AddFunc(filepath.Join(dir, resultsFile), func(w io.Writer) error {
+		e := results.NewEncoder(w)
+		for _, name := range expected {
+			r, err := results.Read(filepath.Join(dir, nodesDir, name, resultsFile))
+			if err != nil {
+				if err := add(e, results.Node{Name: name, Status: results.NodeMissing, Reason: missingReason(dir, name, steps, note, err)}); err != nil {
+					return err
+				}
+				continue
+			}
+			for _, n := range r.Nodes {
+				// Raw logs are relative to the node's own directory.
+				for i := range n.Runs {
+					if n.Runs[i].Log != "" {
+						n.Runs[i].Log = filepath.Join(nodesDir, name, n.Runs[i].Log)
+					}
+				}
+				if err := add(e, n); err != nil {
+					return err
 				}
 			}
-			res.Nodes = append(res.Nodes, n)
-		}
-		if res.Tool.Version == "" {
-			res.Tool.Version = r.Tool.Version
-		}
-		if res.Started.IsZero() || r.Started.Before(res.Started) {
-			res.Started = r.Started
-		}
-	}
-	if s, err := results.Read(filepath.Join(dir, scaleDir, resultsFile)); err == nil {
-		res.Nodes = append(res.Nodes, s.Nodes...)
-		for _, r := range s.Runs {
-			if r.Log != "" {
-				r.Log = filepath.Join(scaleDir, r.Log)
+			if res.Tool.Version == "" {
+				res.Tool.Version = r.Tool.Version
 			}
-			res.Runs = append(res.Runs, r)
+			if res.Started.IsZero() || r.Started.Before(res.Started) {
+				res.Started = r.Started
+			}
 		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+		if s, err := results.Read(filepath.Join(dir, scaleDir, resultsFile)); err == nil {
+			for _, n := range s.Nodes {
+				if err := add(e, n); err != nil {
+					return err
+				}
+			}
+			for _, r := range s.Runs {
+				if r.Log != "" {
+					r.Log = filepath.Join(scaleDir, r.Log)
+				}
+				res.Runs = append(res.Runs, r)
+			}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		res.Finished = time.Now().UTC()
+		return e.End(res)
+	})
+	if err != nil {
 		return nil, err
 	}
-	res.Finished = time.Now().UTC()
-	return res, nil
+	return m, nil
 }
+
+// Write renders junit.xml and report.html from the slim results and
+// commits them with the staged results.json, which is renamed last.
+func (m *Merged) Write(jo reports.JUnitOptions) error {
+	var set results.FileSet
+	if err := reports.Stage(&set, filepath.Dir(m.resultsPath()), m.Results, jo); err != nil {
+		m.Discard()
+		return err
+	}
+	set.Append(&m.set)
+	return set.Commit()
+}
+
+func (m *Merged) resultsPath() string { return m.set.Path(0) }
+
+// Discard removes the staged results.json.
+func (m *Merged) Discard() { m.set.Abort() }
 
 // missingReason says why a node has no results: what happened to the step
 // that should have produced them, and what the node printed last.

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
@@ -33,10 +34,12 @@ func TestCollectAccountsForEveryNodeAndItsContainer(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, nodesDir, "node2.log"), []byte("gdrcheck: collecting evidence\nnccl: all_reduce_perf (direct) ...\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, nodesDir, "node1-container.log"), []byte("srun: unrecognized option '--container-image=nvcr.io#nvidia/pytorch:24.10-py3'\n"), 0o644)
 
-	res, err := Collect(dir, "job 7 ended TIMEOUT")
+	m, err := Collect(dir, "job 7 ended TIMEOUT")
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer m.Discard()
+	res := m.Results
 	var names []string
 	for _, n := range res.Nodes {
 		names = append(names, n.Name+"="+n.Status)
@@ -64,5 +67,60 @@ func TestContainerStepRunsOnlyTheContainerSuiteInTheImage(t *testing.T) {
 	want := "--container-image=nvcr.io#nvidia/pytorch:24.10-py3 --container-mounts=/opt/gdrcheck:/opt/gdrcheck,/shared/job-7:/shared/job-7,/data:/data /opt/gdrcheck run -q --out /shared/job-7/nodes/{node}-container --node-name {node}-container --suites container --timeout 9m0s"
 	if got != want {
 		t.Errorf("step\n got %s\nwant %s", got, want)
+	}
+}
+
+// The merge streams each node, evidence and all, into results.json and
+// keeps only the slim copy; the set appears only on Write, results.json
+// with it, and nothing staged is left behind.
+func TestCollectStreamsTheEvidenceAndKeepsTheSlimCopy(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"node1", "node2"} {
+		os.MkdirAll(filepath.Join(dir, nodesDir, n), 0o755)
+		r := &results.Results{Schema: results.Schema, Nodes: []results.Node{{Name: n, Status: results.NodeEvaluated,
+			Evidence: []byte(`{"host":{"hostname":"` + n + `"}}`),
+			Suites:   []results.Suite{{Name: "topology", Specs: []results.Spec{{Name: "x", State: results.StatePassed}}}}}}}
+		if err := r.Write(filepath.Join(dir, nodesDir, n, resultsFile)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := Collect(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range m.Results.Nodes {
+		if n.Evidence != nil {
+			t.Errorf("%s: the slim copy kept its evidence", n.Name)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, resultsFile)); !os.IsNotExist(err) {
+		t.Errorf("results.json appeared before Write: %v", err)
+	}
+	if err := m.Write(reports.JUnitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	full, err := results.Read(filepath.Join(dir, resultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Nodes) != 2 || !strings.Contains(string(full.Nodes[1].Evidence), `"node2"`) {
+		t.Errorf("merged results.json: %+v", full.Nodes)
+	}
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if got := strings.Join(names, " "); got != "junit.xml nodes report.html results.json" {
+		t.Errorf("job directory holds %s", got)
+	}
+	m2, err := Collect(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2.Discard()
+	ents2, _ := os.ReadDir(dir)
+	if len(ents2) != len(ents) {
+		t.Errorf("Discard left %d entries, want %d", len(ents2), len(ents))
 	}
 }

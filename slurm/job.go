@@ -85,13 +85,14 @@ func (l *Leader) Run(ctx context.Context) (*results.Results, error) {
 			l.logf("multi-node collectives: %v", err)
 		}
 	}
-	res, err := Collect(l.Out, note)
+	m, err := Collect(l.Out, note)
 	if err != nil {
 		return nil, err
 	}
-	if err := reports.WriteAll(l.Out, res, reports.JUnitOptions{}); err != nil {
+	if err := m.Write(reports.JUnitOptions{}); err != nil {
 		return nil, err
 	}
+	res := m.Results
 	if l.Config.DrainOnFail {
 		failed := FailedNodes(res)
 		if len(failed) > 0 {

@@ -83,13 +83,14 @@ the last lines it printed). It writes DIR/results.json and DIR/junit.xml and
 prints the tables. Use it on the directory of a job that was killed or lost.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := slurm.Collect(args[0], note)
+			m, err := slurm.Collect(args[0], note)
 			if err != nil {
 				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
-			if err := reports.WriteAll(args[0], res, reports.JUnitOptions{}); err != nil {
+			if err := m.Write(reports.JUnitOptions{}); err != nil {
 				return err
 			}
+			res := m.Results
 			if err := printTables(cmd.OutOrStdout(), res, format); err != nil {
 				return err
 			}

@@ -61,7 +61,7 @@ func (r *reportOptions) run(cmd *cobra.Command, arg string) error {
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--format %q: want text, markdown, html or junit", r.format)}
 	}
 	path := resultsPath(arg)
-	res, err := results.Read(path)
+	res, err := results.ReadSlim(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			err = fmt.Errorf("reading %q: no such file (gdrcheck run --out DIR writes DIR/results.json)", path)

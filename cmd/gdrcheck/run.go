@@ -39,6 +39,7 @@ type runOptions struct {
 	perftestDir    string
 	scaling        runner.ScalingOptions
 	emulateNodes   int
+	scalingArgs    string
 }
 
 func newRunCmd(o *options) *cobra.Command {
@@ -85,6 +86,7 @@ not be evaluated (no driver, unreadable host, bad input).`,
 	f.StringArrayVar(&r.scaling.SrunArgs, "srun-arg", nil, "scaling: extra srun option for the default launcher, e.g. --mpi=pmix (repeatable)")
 	f.StringVar(&r.scaling.NodeResults, "node-results", "", "scaling: `DIR` holding each node's results.json of the node suites (DIR/<node>/results.json), for outliers and the baseline")
 	f.StringVar(&r.scaling.Profile, "baseline-profile", "", "scaling: judge with this baseline profile (default: the one the nodes matched)")
+	f.StringVar(&r.scalingArgs, "scaling-args", "", "scaling: all_reduce_perf arguments, e.g. \"-b 8 -e 256M -f 2\" for a quick rehearsal (default -b 8 -e 2G -f 2; -g 1 is added)")
 	f.StringVar(&r.scaling.Pairs, "scaling-pairs", runner.PairsAuto, "scaling: when to re-pair the nodes to name a slow one: auto (a run below its baseline band, or no baseline), always, never")
 	o.addHostRoot(cmd)
 	return cmd
@@ -248,10 +250,10 @@ func printPaths(w io.Writer, dir string) {
 // fills in the emulated nodes.
 func (r *runOptions) scalingOptions(selected []string) error {
 	scaling := slices.Contains(selected, suites.ScalingArea)
-	set := len(r.scaling.Nodes) > 0 || r.emulateNodes > 0 || r.scaling.NodeResults != "" || r.scaling.Launch != "" || r.scaling.Profile != ""
+	set := len(r.scaling.Nodes) > 0 || r.emulateNodes > 0 || r.scaling.NodeResults != "" || r.scaling.Launch != "" || r.scaling.Profile != "" || r.scalingArgs != ""
 	switch {
 	case !scaling && set:
-		return fmt.Errorf("--nodes, --emulate-nodes, --node-results, --launcher and --baseline-profile belong to the scaling suite (--suites scaling)")
+		return fmt.Errorf("--nodes, --emulate-nodes, --node-results, --launcher, --baseline-profile and --scaling-args belong to the scaling suite (--suites scaling)")
 	case !scaling:
 		return nil
 	case r.emulateNodes > 0 && len(r.scaling.Nodes) > 0:
@@ -268,6 +270,7 @@ func (r *runOptions) scalingOptions(selected []string) error {
 	case len(r.scaling.Nodes) == 0:
 		return fmt.Errorf("--suites scaling judges an allocation: give its nodes (--nodes node1,node2,...) or --emulate-nodes N")
 	}
+	r.scaling.Args = strings.Fields(r.scalingArgs)
 	nodes, err := expandNodes(r.scaling.Nodes)
 	if err != nil {
 		return fmt.Errorf("--nodes: %w", err)

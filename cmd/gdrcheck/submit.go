@@ -149,7 +149,7 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 		}
 	}
 	state := rec["JobState"]
-	res, err := results.Read(filepath.Join(dir, "results.json"))
+	res, err := results.ReadSlim(filepath.Join(dir, "results.json"))
 	if err != nil || state != "COMPLETED" {
 		// The job did not finish its own report, or ended abnormally
 		// after it: collect here, saying how it ended.
@@ -157,16 +157,17 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 		if reason := rec["Reason"]; reason != "" && reason != "None" {
 			note += " (" + reason + ")"
 		}
-		res, err = slurm.Collect(dir, note)
+		m, err := slurm.Collect(dir, note)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("job %s ended %s before writing anything to %s", id, state, dir)}
 			}
 			return &exitError{code: results.ExitUnevaluable, err: err}
 		}
-		if err := reports.WriteAll(dir, res, reports.JUnitOptions{}); err != nil {
+		if err := m.Write(reports.JUnitOptions{}); err != nil {
 			return err
 		}
+		res = m.Results
 	}
 	w := cmd.OutOrStdout()
 	if err := printTables(w, res, format); err != nil {

@@ -100,6 +100,14 @@ type Scaling struct {
 	NodeBusBW map[string]float64
 	// Profile names the baseline the nodes matched; "" for none.
 	Profile string
+	// Expect is the path NCCL should take between the nodes, from the
+	// first node's evidence (Nodes is set per run), with the reasons;
+	// Known is false without evidence to tell.
+	Expect    Expectation
+	ExpectWhy []string
+	Known     bool
+	// NICs is the first node's RDMA NIC count.
+	NICs int
 }
 
 // Of returns the runs of one kind.

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -116,6 +117,15 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 		sc.Scaling = nccl.MeasureScaling(ctx, r, launch, plan, wantPairs(so.Pairs, sc.Baseline), opt.Progress)
 	}
 	sc.Scaling.NodeBusBW, sc.Scaling.Profile = reported.busbw, profile
+	if ev := reported.evidence; ev != nil || so.Emulate {
+		if ev == nil {
+			ev = localEvidence()
+		}
+		if ev != nil {
+			sc.Scaling.Expect, sc.Scaling.ExpectWhy = nccl.ExpectationFor(ev, 0)
+			sc.Scaling.Known, sc.Scaling.NICs = true, len(ev.NICs)
+		}
+	}
 
 	n := results.Node{Name: opt.NodeName, Status: results.NodeEvaluated, Started: started}
 	if n.Name == "" {
@@ -159,8 +169,8 @@ func scalingLaunch(so ScalingOptions) (nccl.Launch, error) {
 		return l, nil
 	case so.Emulate:
 		gpus := 0
-		if h, err := node.Open("/"); err == nil {
-			gpus = len(node.Collect(h, node.DefaultSources(h)).GPUs)
+		if ev := localEvidence(); ev != nil {
+			gpus = len(ev.GPUs)
 		}
 		return nccl.EmulatedLaunch(so.Self, gpus), nil
 	}
@@ -224,11 +234,22 @@ func scalingRuns(s *nccl.Scaling, b *baseline.Baseline, logDir string) ([]result
 	return out, nil
 }
 
+// localEvidence is this machine's, where emulated nodes run; nil when it
+// cannot be read.
+func localEvidence() *node.Evidence {
+	h, err := node.Open("/")
+	if err != nil {
+		return nil
+	}
+	return node.Collect(h, node.DefaultSources(h))
+}
+
 // reported is what the node suites said of the nodes.
 type reported struct {
-	busbw   map[string]float64 // single-node direct all_reduce, GB/s
-	gpus    int                // of the first node that reported
-	profile string             // the baseline the first node matched
+	busbw    map[string]float64 // single-node direct all_reduce, GB/s
+	gpus     int                // of the first node that reported
+	profile  string             // the baseline the first node matched
+	evidence *node.Evidence     // the first node's, for the path to expect
 }
 
 // readNodeResults reads DIR/<node>/results.json of each node, one at a
@@ -253,6 +274,10 @@ func readNodeResults(dir string, nodes []string) (reported, error) {
 			if rep.gpus == 0 {
 				rep.gpus, _ = strconv.Atoi(n.Fact("gpus"))
 				rep.profile = n.Profile
+				var ev node.Evidence
+				if len(n.Evidence) > 0 && json.Unmarshal(n.Evidence, &ev) == nil {
+					rep.evidence = &ev
+				}
 			}
 			for _, run := range n.Runs {
 				if run.Suite == "collectives" && run.Op == "all_reduce" && run.Mode == nccl.ModeDirect.Name && run.Error == "" && run.BusBW > 0 {

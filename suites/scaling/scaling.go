@@ -125,6 +125,39 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 		})
 	}
 
+	It("takes the direct path between nodes", func() {
+		if !s.Known {
+			Skip("no node evidence to tell which path NCCL should take between the nodes (--node-results)")
+		}
+		for _, w := range s.ExpectWhy {
+			suites.Note("expected: %s", w)
+		}
+		if s.NICs == 0 {
+			for _, r := range multiNode(s) {
+				if r.Result.Log != nil {
+					suites.Note("across %s: %s", strings.Join(r.Nodes, ","), nccl.TransportSummary(r.Result.Log.Transports))
+				}
+			}
+			Skip("the nodes have no RDMA NICs: NET/Socket is the only path between them, so there is no GPUDirect RDMA path to prove; run on nodes with rail NICs")
+		}
+		var bad []string
+		for _, r := range multiNode(s) {
+			what := fmt.Sprintf("all_reduce across %s", strings.Join(r.Nodes, ","))
+			if r.Result.Log == nil {
+				bad = append(bad, what+" printed no NCCL log: cannot tell the path (NCCL_DEBUG=INFO unset?)")
+				continue
+			}
+			exp := s.Expect
+			exp.Nodes = len(r.Nodes)
+			v := r.Result.Log.Verdict(exp)
+			suites.Note("%s: %s (%s)", what, v.Verdict, nccl.TransportSummary(r.Result.Log.Transports))
+			if v.Verdict != nccl.VerdictDirect {
+				bad = append(bad, fmt.Sprintf("%s path is %s: %s", what, v.Verdict, v.Reason()))
+			}
+		}
+		Expect(bad).To(suites.HaveNoFindings())
+	})
+
 	It("has no node whose own bus bandwidth is far below the job's", func() {
 		bw := s.NodeBusBW
 		out, sp, ok := lowOutliers(bw)
@@ -184,4 +217,15 @@ func pairwise(s *nccl.Scaling) ([]pairRun, func(pairRun) bool, string) {
 	}
 	slow, sp := slowByTheJob(pairs)
 	return pairs, slow, fmt.Sprintf("it fails or its busbw is below %.2f GB/s (the job's pair level %.2f, %.0f robust z below)", sp.median+suspectZ*sp.sigma, sp.median, -suspectZ)
+}
+
+// multiNode are the runs across two nodes or more, scaling then pairs.
+func multiNode(s *nccl.Scaling) []nccl.ScalingRun {
+	var out []nccl.ScalingRun
+	for _, r := range s.Runs {
+		if len(r.Nodes) >= 2 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
