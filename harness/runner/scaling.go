@@ -90,6 +90,11 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 	}
 	sc := &suites.Context{Config: opt.Config}
 	switch b, ok := store.Get(profile); {
+	case profile == "" && so.Emulate:
+		// No hardware generation's baseline fits nodes played on one
+		// machine: a rehearsal reports, unless told what to judge by.
+		sc.BaselineErr = errors.New("emulated nodes share this machine: no baseline applies (--baseline-profile names one to judge by)")
+		sc.Config.AllowMissingBaseline = true
 	case profile == "":
 		sc.BaselineErr = errors.New("the nodes matched no baseline profile (--baseline-profile names one)")
 	case !ok:
