@@ -4,6 +4,7 @@ import (
 	"github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
@@ -39,14 +40,26 @@ func RequireBaseline() {
 }
 
 // RatioLimit is the largest share of the direct bandwidth a forced
-// fallback may keep and still count as detected: the upper edge of the
-// baseline's nccl.fallback.<mode>.ratio band (its expected value plus the
-// tolerance; a hard limit where it has none), else the configured default.
-func RatioLimit(mode string) float64 {
+// fallback may keep and still count as detected, and whether that is
+// required of it. The baseline's nccl.fallback.<mode>.ratio band (its
+// expected value plus the tolerance; a hard limit where it has none)
+// knows the hardware and always applies. Without it the configured
+// default applies only where the fallback cannot help costing bandwidth:
+// off NVLink (a tenth of it at best over SHM or the network), and onto
+// sockets. Off PCIe P2P, SHM or host-staged RDMA may cost little, so there
+// the transport NCCL reports detects the fallback and the ratio is noted.
+func RatioLimit(mode string, shape nccl.Shape) (limit float64, required bool) {
 	if b := Current().Baseline; b != nil {
 		if c, ok := b.Compare(results.FallbackRatioMetric(mode), 0, 0); ok {
-			return c.High
+			return c.High, true
 		}
 	}
-	return Current().Config.FallbackRatioLimit
+	limit = Current().Config.FallbackRatioLimit
+	switch mode {
+	case nccl.ModeIBDisabled.Name:
+		return limit, true
+	case nccl.ModeP2PDisabled.Name, nccl.ModeP2PSHMDisabled.Name:
+		return limit, shape.NVLink
+	}
+	return limit, false
 }

@@ -219,6 +219,8 @@ type ForcedFallback struct {
 	Ratio    float64  // forced busbw over direct busbw at a common size
 	Compared bool     // false when the runs share no message size
 	Limit    float64  // the largest Ratio that still counts as detected
+	// ByTransport: the bandwidth is noted, not required (RatioLimit).
+	ByTransport bool
 }
 
 // Missed lists the signs that did not show the fallback: the transport
@@ -229,6 +231,7 @@ func (f ForcedFallback) Missed() []string {
 		missed = append(missed, fmt.Sprintf("transport stayed %s", f.Was))
 	}
 	switch {
+	case f.ByTransport:
 	case !f.Compared:
 		missed = append(missed, "no common message size to compare bandwidth at")
 	case f.Ratio >= f.Limit:

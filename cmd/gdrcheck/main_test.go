@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
@@ -85,11 +86,64 @@ type verdicts struct {
 	Specs    []string `json:"specs"`
 }
 
+// shapeRuns are the nccl-tests runs a fixture node's NCCL suites replay,
+// fitting its shape: real recordings where the shape was recorded,
+// synthetic ones (fixtures/nccl-tests/synthetic, INDEX.md) otherwise; nil
+// for nodes whose NCCL suites have nothing to run (no GPU, no NVML).
+func shapeRuns(name string) (recs map[string]string, args []string) {
+	synthetic := func(shape string, modes ...string) map[string]string {
+		m := map[string]string{}
+		for _, op := range []string{"all_reduce", "all_gather", "reduce_scatter", "sendrecv"} {
+			m[op+"-direct"] = recorded + "/synthetic/" + op + "_perf-" + shape + "-direct.txt"
+		}
+		for _, mode := range []string{"p2p-disabled", "p2p-shm-disabled", "gdr-loc", "ib-disabled", "remote-hca"} {
+			m["all_reduce-"+mode] = recorded + "/synthetic/all_reduce_perf-" + shape + "-" + mode + ".txt"
+		}
+		return m
+	}
+	switch {
+	case name == "h200x1-vm":
+		m := map[string]string{}
+		for _, op := range []string{"all_reduce", "all_gather", "reduce_scatter", "sendrecv"} {
+			m[op+"-direct"] = recorded + "/" + op + "_perf-h200x1-direct.txt"
+		}
+		return m, nil
+	case name == "h200x2-nv18-vm":
+		return fakebin.H200Recordings(recorded), nil
+	case name == "h100x8-proprietary-no-peermem" || name == "h100x8-proprietary-peermem-unregistered":
+		return synthetic("h100x8-nvswitch-cx7-nogdr"), nil
+	case strings.HasPrefix(name, "h100x8-"):
+		return synthetic("h100x8-nvswitch-cx7"), nil
+	case strings.HasPrefix(name, "l40s8-"):
+		// No baseline ships for these: bandwidth is reported, not judged.
+		return synthetic("l40s8-pcie-cx7"), []string{"--allow-missing-baseline"}
+	case strings.HasPrefix(name, "gh200x4-"):
+		return synthetic("gh200x4-c2c-cx7"), []string{"--allow-missing-baseline"}
+	}
+	return nil, nil
+}
+
 func runFixture(t *testing.T, name string, extra ...string) (verdicts, *results.Results) {
 	t.Helper()
 	out := t.TempDir()
 	args := append([]string{"run", "-q", "--host-root", nodes + name + ".ttar", "--out", out}, extra...)
-	r := gdrcheck(t, args...)
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "SLURMD_NODENAME=")
+	if recs, more := shapeRuns(name); recs != nil {
+		// Only the collectives recorded exist, as on a cluster that
+		// built some of nccl-tests.
+		var bins []string
+		for k := range recs {
+			if op, mode, _ := strings.Cut(k, "-"); mode == "direct" {
+				bins = append(bins, op+"_perf")
+			}
+		}
+		dir, env := fakebin.NCCLTests(t, bins, recs)
+		args = append(append(args, "--nccl-tests-dir", dir), more...)
+		cmd.Env = append(cmd.Env, env...)
+	}
+	cmd.Args = append([]string{bin}, args...)
+	r := runCmd(t, cmd)
 	res, err := results.Read(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", name, err, r.stdout, r.stderr)
@@ -179,6 +233,12 @@ func TestEachBrokenFixtureFailsForItsOwnReason(t *testing.T) {
 		{"h100x8-nvswitch-cx7-pix", 0, "", ""},
 		{"h100x8-iommu-passthrough", 0, "", ""},
 		{"h200x2-nv18-vm", 0, "", ""},
+		{"h200x1-vm", 0, "", ""},
+		{"l40s8-pcie-cx7-pxb", 0, "", ""},
+		{"gh200x4-c2c-cx7", 0, "", ""},
+		{"h100x8-proprietary-no-peermem", 1, "has a working GPUDirect peer-memory mechanism", "no GPUDirect peer-memory mechanism works: no GPU buffer registered with its rail NIC on either path; DMA-BUF: NVIDIA kernel modules is proprietary, need open; peermem: nvidia_peermem is not loaded, need loaded"},
+		{"h100x8-proprietary-no-peermem", 1, "proves GPUDirect RDMA through the NICs when forced onto the network", "with P2P and SHM disabled NCCL did not reach GPU memory through the NICs: 32 of 32 connections used NET/IB without GDRDMA"},
+		{"h100x8-proprietary-peermem-unregistered", 1, "proves GPUDirect RDMA through the NICs when forced onto the network", "32 of 32 connections used NET/IB without GDRDMA"},
 		{"h100x8-nic-sys", 1, "gives every GPU an RDMA NIC within the GPUDirect path limit", "GPU 4 0000:98:00.0 -> mlx5_4 is SYS; GDR expected at PIX/PXB"},
 		{"h100x8-nic-sys", 1, "puts every GPU on the NUMA node of its preferred NIC", "GPU 4 0000:98:00.0 is on NUMA node 1, its NIC mlx5_4 on 0"},
 		{"h100x8-gpu-downtrained", 1, "runs every GPU and NIC link at its maximum width and speed", "GPU 3 0000:39:00.0 link is downtrained in width: Gen5 x8; expected Gen5 x16"},
@@ -229,7 +289,10 @@ func TestEachBrokenFixtureFailsForItsOwnReason(t *testing.T) {
 // that breaks more than it should is noticed.
 var expectedFailures = map[string]int{
 	"h100x8-nic-sys": 2, "h100x8-gpu-downtrained": 1, "h100x8-acs-redirect": 1, "h100x8-iommu-translating": 1,
-	"h100x8-proprietary-peermem-unregistered": 3,
+	// No peer-memory path, no registration, and NCCL stages through the
+	// host (and, with a module that failed to load, its kernel log).
+	"h100x8-proprietary-peermem-unregistered": 4,
+	"h100x8-proprietary-no-peermem":           3,
 	// BAR1 twice; no peer-memory path, and no registration on either.
 	"rtx6000ada2-bar1-256mib": 4,
 }

@@ -45,7 +45,7 @@ func ExpectationFor(ev *node.Evidence, nodes int) (Expectation, []string) {
 	exp.GDR = ExpectYes
 	for _, g := range ev.GPUs {
 		p, ok := ev.PreferredPath(g.BusID)
-		if !ok || p.Class.Rank() > node.PathPXB.Rank() {
+		if !ok || !p.Class.GDRByDefault() {
 			exp.GDR = ExpectNo
 			cls := "no NIC"
 			if ok {
@@ -56,6 +56,12 @@ func ExpectationFor(ev *node.Evidence, nodes int) (Expectation, []string) {
 	}
 	if exp.GDR == ExpectYes {
 		why = append(why, "every GPU has a PIX/PXB NIC: NET with GDRDMA expected on every inter-node channel")
+		for _, p := range ev.Paths {
+			if p.Preferred && p.Class == node.PathP2C {
+				why = append(why, "the NICs are reached over NVLink-C2C (P2C): NCCL 2.27 and later use GDRDMA there by default, earlier ones only with NCCL_NET_GDR_C2C=1")
+				break
+			}
+		}
 	}
 	return exp, why
 }

@@ -377,6 +377,54 @@ func TestParseLogReadsEveryFixture(t *testing.T) {
 				verdict:    VerdictFallback, reasons: []string{"8 of 8 connections used NET/Socket (channels 00 and 01, ranks 1 -> 0 and 0 -> 1 via NET/Socket/0 on emu1, ranks 0 -> 1 and 1 -> 0 via NET/Socket/0 on emu2); sockets bypass RDMA"},
 			},
 		},
+		{
+			name: "all_gather on one H200 connects nothing: one rank, path unknown",
+			file: recorded + "all_gather_perf-h200x1-direct.txt",
+			want: logWant{
+				nccl: recordedNCCL, cuda: "13.0", network: "Socket",
+				netDevices: recordedSocket, gdrHCAs: recordedHCAs,
+				env:   map[string]string{"NCCL_NVLS_ENABLE": "0"},
+				ranks: 1, nodes: 1, locl: 1, comms: 1,
+				transports: map[string]int{},
+				verdict:    VerdictUnknown, reasons: []string{"no channel connection lines in the log; NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,P2P,SHM prints them"},
+			},
+		},
+		{
+			name: "all_reduce on one H200 connects nothing: one rank, path unknown",
+			file: recorded + "all_reduce_perf-h200x1-direct.txt",
+			want: logWant{
+				nccl: recordedNCCL, cuda: "13.0", network: "Socket",
+				netDevices: recordedSocket, gdrHCAs: recordedHCAs,
+				env:   map[string]string{"NCCL_NVLS_ENABLE": "0"},
+				ranks: 1, nodes: 1, locl: 1, comms: 1,
+				transports: map[string]int{},
+				verdict:    VerdictUnknown, reasons: []string{"no channel connection lines in the log; NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,P2P,SHM prints them"},
+			},
+		},
+		{
+			name: "reduce_scatter on one H200 connects nothing: one rank, path unknown",
+			file: recorded + "reduce_scatter_perf-h200x1-direct.txt",
+			want: logWant{
+				nccl: recordedNCCL, cuda: "13.0", network: "Socket",
+				netDevices: recordedSocket, gdrHCAs: recordedHCAs,
+				env:   map[string]string{"NCCL_NVLS_ENABLE": "0"},
+				ranks: 1, nodes: 1, locl: 1, comms: 1,
+				transports: map[string]int{},
+				verdict:    VerdictUnknown, reasons: []string{"no channel connection lines in the log; NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,P2P,SHM prints them"},
+			},
+		},
+		{
+			name: "sendrecv on one H200 connects nothing: one rank, path unknown",
+			file: recorded + "sendrecv_perf-h200x1-direct.txt",
+			want: logWant{
+				nccl: recordedNCCL, cuda: "13.0", network: "Socket",
+				netDevices: recordedSocket, gdrHCAs: recordedHCAs,
+				env:   map[string]string{"NCCL_NVLS_ENABLE": "0"},
+				ranks: 1, nodes: 1, locl: 1, comms: 1,
+				transports: map[string]int{},
+				verdict:    VerdictUnknown, reasons: []string{"no channel connection lines in the log; NCCL_DEBUG=INFO with NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,P2P,SHM prints them"},
+			},
+		},
 	}
 
 	covered := map[string]bool{}

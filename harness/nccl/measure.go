@@ -61,6 +61,28 @@ type Measurements struct {
 	Why         []string // why that expectation, from the topology
 	Runs        []Measured
 	Missing     []string // binaries not found
+	// Shape is the node the runs were made on, which decides what they
+	// can prove: one GPU connects nothing, a forced fallback off NVLink
+	// always costs bandwidth, off PCIe P2P not always.
+	Shape Shape
+}
+
+// Shape is what the evidence says of a node, for the NCCL specs.
+type Shape struct {
+	GPUs   int  // NVIDIA GPUs
+	NVLink bool // every GPU has NVLink up
+	NICs   int  // RDMA NICs
+}
+
+// ShapeOf reads a node's shape from its evidence.
+func ShapeOf(ev *node.Evidence) Shape {
+	s := Shape{GPUs: len(ev.GPUs), NICs: len(ev.NICs), NVLink: len(ev.GPUs) > 0}
+	for _, g := range ev.GPUs {
+		if g.NVLinks.Up == 0 {
+			s.NVLink = false
+		}
+	}
+	return s
 }
 
 // Direct returns the direct run of an op.

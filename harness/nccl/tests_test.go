@@ -495,6 +495,52 @@ func TestParseTestsReadsEveryRecordedOutput(t *testing.T) {
 				firstRowType: "float", firstRedOp: "sum", firstRoot: -1,
 			},
 		},
+		{
+			name: "all_gather on one H200 runs without peers: busbw 0",
+			file: recorded + "all_gather_perf-h200x1-direct.txt",
+			want: testsWant{
+				collective: "all_gather_perf", tests: "2.19.6", nccl: recordedNCCL, cuda: "13.0",
+				devices: 1, firstDevice: &Device{Rank: 0, PID: 1435, Host: "vm", Device: 0, BusID: "0000:00:06", Name: "NVIDIA H200"}, rows: 29,
+				busbw: map[int64]bw{2147483648: {0, 0}},
+				avg:   ptr(0.0), outOfBounds: ptr(0),
+				firstRowType: "float", firstRedOp: "none", firstRoot: -1,
+			},
+		},
+		{
+			name: "all_reduce on one H200 runs without peers: busbw 0",
+			file: recorded + "all_reduce_perf-h200x1-direct.txt",
+			want: testsWant{
+				collective: "all_reduce_perf", tests: "2.19.6", nccl: recordedNCCL, cuda: "13.0",
+				devices: 1, firstDevice: &Device{Rank: 0, PID: 1388, Host: "vm", Device: 0, BusID: "0000:00:06", Name: "NVIDIA H200"}, rows: 29,
+				busbw: map[int64]bw{2147483648: {0, 0}},
+				avg:   ptr(0.0), outOfBounds: ptr(0),
+				firstRowType: "float", firstRedOp: "sum", firstRoot: -1,
+			},
+		},
+		{
+			name: "reduce_scatter on one H200 runs without peers: busbw 0",
+			file: recorded + "reduce_scatter_perf-h200x1-direct.txt",
+			want: testsWant{
+				collective: "reduce_scatter_perf", tests: "2.19.6", nccl: recordedNCCL, cuda: "13.0",
+				devices: 1, firstDevice: &Device{Rank: 0, PID: 1479, Host: "vm", Device: 0, BusID: "0000:00:06", Name: "NVIDIA H200"}, rows: 29,
+				busbw: map[int64]bw{2147483648: {0, 0}},
+				avg:   ptr(0.0), outOfBounds: ptr(0),
+				firstRowType: "float", firstRedOp: "sum", firstRoot: -1,
+			},
+		},
+		{
+			name: "sendrecv on one H200 runs without peers: a self-copy, no bus to speak of",
+			file: recorded + "sendrecv_perf-h200x1-direct.txt",
+			want: testsWant{
+				collective: "sendrecv_perf", tests: "2.19.6", nccl: recordedNCCL, cuda: "13.0",
+				devices: 1, firstDevice: &Device{Rank: 0, PID: 1527, Host: "vm", Device: 0, BusID: "0000:00:06", Name: "NVIDIA H200"}, rows: 29,
+				busbw: map[int64]bw{2147483648: {1912.9, 2e+06}},
+				avg:   ptr(46026.6), outOfBounds: ptr(0),
+				// The in-place copy onto itself takes no time at all.
+				peak: 2e+06, peakSize: 2147483648,
+				firstRowType: "float", firstRedOp: "sum", firstRoot: -1,
+			},
+		},
 	}
 
 	covered := map[string]bool{}
@@ -763,7 +809,7 @@ func TestVersionFromCodeReadsBothCodeSchemes(t *testing.T) {
 func addFixtureSeeds(f *testing.F) {
 	var files []string
 	for _, dir := range []string{recorded, corpusTests, corpusDebug} {
-		m, err := filepath.Glob(dir + "*")
+		m, err := filepath.Glob(dir + "*.*")
 		if err != nil {
 			f.Fatal(err)
 		}

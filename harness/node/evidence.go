@@ -318,9 +318,14 @@ func paths(gpus []GPU, nics []NIC, pci map[string]PCIDevice) []Path {
 			if !ok {
 				continue
 			}
+			class := Classify(gd, nd)
+			if g.C2C && gd.NUMA == nd.NUMA && (class == PathPHB || class == PathNODE) {
+				// Grace: the GPU reaches its CPU over C2C, not PCIe.
+				class = PathP2C
+			}
 			out = append(out, Path{
 				GPU: g.BusID, GPUIndex: g.Index, NIC: n.Name, NICBusID: n.BusID,
-				Class:    Classify(gd, nd),
+				Class:    class,
 				SameNUMA: gd.NUMA == nd.NUMA,
 				Bridges:  PathBridges(gd, nd),
 			})

@@ -3,21 +3,25 @@ package node
 // GPU is one NVIDIA GPU as NVML and sysfs describe it. Fields NVML fills are
 // zero when NVML was unavailable; Source says which readers contributed.
 type GPU struct {
-	Index       int         `json:"index"`                // NVML index; -1 when NVML did not answer
-	Minor       *int        `json:"minor,omitempty"`      // nvmlDeviceGetMinorNumber: the N of /dev/nvidiaN
-	Name        string      `json:"name,omitempty"`       // nvmlDeviceGetName
-	UUID        string      `json:"uuid,omitempty"`       // nvmlDeviceGetUUID
-	BusID       string      `json:"bus_id"`               // sysfs form, 0000:18:00.0
-	PCIDeviceID string      `json:"pci_device_id"`        // sysfs device, e.g. 0x2335 (H200 SXM)
-	MemoryMiB   uint64      `json:"memory_mib,omitempty"` // nvmlDeviceGetMemoryInfo total
-	NUMANode    int         `json:"numa_node"`            // sysfs numa_node; -1 unknown
-	CPUList     string      `json:"cpu_list,omitempty"`   // sysfs local_cpulist
-	PCIe        GPUPCIe     `json:"pcie"`
-	BAR1        *BAR1       `json:"bar1,omitempty"`       // nvmlDeviceGetBAR1MemoryInfo
-	PerfState   *int        `json:"perf_state,omitempty"` // nvmlDeviceGetPerformanceState (0 = P0)
-	NVLinks     NVLinks     `json:"nvlinks"`
-	IOMMU       DeviceIOMMU `json:"iommu"`
-	Source      string      `json:"source"` // "nvml+sysfs" or "sysfs"
+	Index       int     `json:"index"`                // NVML index; -1 when NVML did not answer
+	Minor       *int    `json:"minor,omitempty"`      // nvmlDeviceGetMinorNumber: the N of /dev/nvidiaN
+	Name        string  `json:"name,omitempty"`       // nvmlDeviceGetName
+	UUID        string  `json:"uuid,omitempty"`       // nvmlDeviceGetUUID
+	BusID       string  `json:"bus_id"`               // sysfs form, 0000:18:00.0
+	PCIDeviceID string  `json:"pci_device_id"`        // sysfs device, e.g. 0x2335 (H200 SXM)
+	MemoryMiB   uint64  `json:"memory_mib,omitempty"` // nvmlDeviceGetMemoryInfo total
+	NUMANode    int     `json:"numa_node"`            // sysfs numa_node; -1 unknown
+	CPUList     string  `json:"cpu_list,omitempty"`   // sysfs local_cpulist
+	PCIe        GPUPCIe `json:"pcie"`
+	BAR1        *BAR1   `json:"bar1,omitempty"`       // nvmlDeviceGetBAR1MemoryInfo
+	PerfState   *int    `json:"perf_state,omitempty"` // nvmlDeviceGetPerformanceState (0 = P0)
+	NVLinks     NVLinks `json:"nvlinks"`
+	// C2C is an NVLink-C2C link to the GPU's own CPU (Grace:
+	// GH200, GB200), from NVML's FI_DEV_C2C_LINK_COUNT: NICs on that
+	// CPU are reached through it rather than over PCIe (class P2C).
+	C2C    bool        `json:"c2c,omitempty"`
+	IOMMU  DeviceIOMMU `json:"iommu"`
+	Source string      `json:"source"` // "nvml+sysfs" or "sysfs"
 }
 
 // GPUPCIe is the GPU's link: generation and width, current against max.

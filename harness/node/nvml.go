@@ -1,6 +1,7 @@
 package node
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -122,6 +123,7 @@ func nvmlGPU(i int, d nvml.Device) (GPU, error) {
 		ps := int(p)
 		g.PerfState = &ps
 	}
+	g.C2C = c2cLinks(d) > 0
 	for l := 0; l < maxNVLinks; l++ {
 		st, ret := d.GetNvLinkState(l)
 		if ret != nvml.SUCCESS {
@@ -135,6 +137,16 @@ func nvmlGPU(i int, d nvml.Device) (GPU, error) {
 		}
 	}
 	return g, nil
+}
+
+// c2cLinks is the GPU's NVLink-C2C link count; 0 where it has none or
+// NVML cannot say (parts and drivers before Grace answer NOT_SUPPORTED).
+func c2cLinks(d nvml.Device) uint32 {
+	v := []nvml.FieldValue{{FieldId: nvml.FI_DEV_C2C_LINK_COUNT}}
+	if d.GetFieldValues(v) != nvml.SUCCESS || nvml.Return(v[0].NvmlReturn) != nvml.SUCCESS {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(v[0].Value[:4])
 }
 
 func nvmlPair(a, b string, da, db nvml.Device) GPUPair {

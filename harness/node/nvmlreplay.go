@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -144,6 +145,19 @@ func returnOf(name string) nvml.Return {
 	return nvml.ERROR_UNKNOWN
 }
 
+// c2cField answers FI_DEV_C2C_LINK_COUNT as a Grace part (one link) or
+// one without C2C (NOT_SUPPORTED), and no other field.
+func c2cField(v []nvml.FieldValue, c2c bool) nvml.Return {
+	for i := range v {
+		v[i].NvmlReturn = uint32(nvml.ERROR_NOT_SUPPORTED)
+		if v[i].FieldId == nvml.FI_DEV_C2C_LINK_COUNT && c2c {
+			v[i].NvmlReturn, v[i].ValueType = uint32(nvml.SUCCESS), uint32(nvml.VALUE_TYPE_UNSIGNED_INT)
+			binary.LittleEndian.PutUint32(v[i].Value[:4], 1)
+		}
+	}
+	return nvml.SUCCESS
+}
+
 func replayDevice(g GPU) *mock.Device {
 	var pci nvml.PciInfo
 	busID := nvmlBusID(g.BusID)
@@ -161,8 +175,9 @@ func replayDevice(g GPU) *mock.Device {
 		return func() (int, nvml.Return) { return v, nvml.SUCCESS }
 	}
 	d := &mock.Device{
-		GetPciInfoFunc: func() (nvml.PciInfo, nvml.Return) { return pci, nvml.SUCCESS },
-		GetNameFunc:    func() (string, nvml.Return) { return g.Name, nvml.SUCCESS },
+		GetFieldValuesFunc: func(v []nvml.FieldValue) nvml.Return { return c2cField(v, g.C2C) },
+		GetPciInfoFunc:     func() (nvml.PciInfo, nvml.Return) { return pci, nvml.SUCCESS },
+		GetNameFunc:        func() (string, nvml.Return) { return g.Name, nvml.SUCCESS },
 		GetMinorNumberFunc: func() (int, nvml.Return) {
 			if g.Minor == nil {
 				return 0, nvml.ERROR_NOT_SUPPORTED

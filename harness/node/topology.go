@@ -12,6 +12,11 @@ const (
 	PathPIX PathClass = "PIX"
 	// PXB: multiple PCIe bridges, without crossing the host bridge.
 	PathPXB PathClass = "PXB"
+	// P2C: through the GPU's own CPU over NVLink-C2C (Grace), where
+	// the NIC hangs off that CPU's PCIe. Not in nvidia-smi's legend: NCCL
+	// names it (PATH_P2C) and, since 2.27, uses GPUDirect RDMA across it
+	// by default (NCCL_NET_GDR_C2C).
+	PathP2C PathClass = "P2C"
 	// PHB: through a PCIe host bridge (the CPU's root complex).
 	PathPHB PathClass = "PHB"
 	// NODE: between host bridges within one NUMA node.
@@ -20,28 +25,37 @@ const (
 	PathSYS PathClass = "SYS"
 )
 
-// Rank orders classes from closest (1) to farthest (5); 0 is unknown.
+// Rank orders classes from closest (1) to farthest (6); 0 is unknown.
 func (c PathClass) Rank() int {
 	switch c {
 	case PathPIX:
 		return 1
 	case PathPXB:
 		return 2
-	case PathPHB:
+	case PathP2C:
 		return 3
-	case PathNODE:
+	case PathPHB:
 		return 4
-	case PathSYS:
+	case PathNODE:
 		return 5
+	case PathSYS:
+		return 6
 	}
 	return 0
+}
+
+// GDRByDefault reports whether NCCL uses GPUDirect RDMA across a path of
+// this class without being told to (NCCL_NET_GDR_LEVEL): up to PXB, and
+// P2C on C2C platforms (NCCL 2.27 and later).
+func (c PathClass) GDRByDefault() bool {
+	return c.Rank() > 0 && c.Rank() <= PathP2C.Rank()
 }
 
 // ParsePathClass accepts the names above, as in inventories and flags.
 func ParsePathClass(s string) (PathClass, error) {
 	c := PathClass(s)
 	if c.Rank() == 0 {
-		return "", fmt.Errorf("unknown PCIe path class %q (want PIX, PXB, PHB, NODE or SYS)", s)
+		return "", fmt.Errorf("unknown PCIe path class %q (want PIX, PXB, P2C, PHB, NODE or SYS)", s)
 	}
 	return c, nil
 }

@@ -35,6 +35,10 @@ func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseli
 	}
 	exp, why := nccl.ExpectationFor(ev, 1)
 	plan := nccl.DefaultPlan(gpusPerProcess, len(ev.NICs) > 0, remoteNIC(ev))
+	if len(ev.GPUs) < 2 {
+		// One GPU has no intra-node transport to force a fallback from.
+		plan.Fallbacks = nil
+	}
 	// Sweep up to the largest size the baseline states, so the
 	// comparison is made where its numbers were measured.
 	if b != nil {
@@ -44,7 +48,9 @@ func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseli
 			}
 		}
 	}
-	return nccl.Measure(ctx, r, plan, exp, why, opt.Progress), nil
+	m := nccl.Measure(ctx, r, plan, exp, why, opt.Progress)
+	m.Shape = nccl.ShapeOf(ev)
+	return m, nil
 }
 
 // measureRails runs ib_write_bw in loopback through every rail NIC, with

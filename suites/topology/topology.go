@@ -46,7 +46,7 @@ var _ = suites.Describe("topology", func() {
 				bad = append(bad, fmt.Sprintf("%s has no path to any NIC", suites.GPUName(g)))
 				continue
 			}
-			if p.Class.Rank() > cfg.MaxGDRPath.Rank() {
+			if !withinGDRLimit(p.Class, cfg.MaxGDRPath) {
 				bad = append(bad, fmt.Sprintf("%s -> %s is %s; GDR expected at %s", suites.GPUName(g), p.NIC, p.Class, allowed(cfg.MaxGDRPath)))
 			}
 		}
@@ -158,6 +158,17 @@ var _ = suites.Describe("topology", func() {
 		Expect(ev.Inventory()).To(suites.MatchInventory(*cfg.Expect, cfg.ExpectFile))
 	})
 })
+
+// withinGDRLimit accepts a path up to the limit, and P2C wherever PXB
+// is accepted: on Grace the NIC hangs off the GPU's own CPU, reached over
+// NVLink-C2C, and NCCL uses GPUDirect RDMA there by default as it does up
+// to PXB.
+func withinGDRLimit(c, max node.PathClass) bool {
+	if c == node.PathP2C {
+		return max.Rank() >= node.PathPXB.Rank()
+	}
+	return c.Rank() <= max.Rank()
+}
 
 func allowed(max node.PathClass) string {
 	var ok []string

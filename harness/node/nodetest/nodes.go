@@ -200,6 +200,9 @@ func Fixtures() []Fixture {
 		{"h100x8-iommu-passthrough", "IOMMU on with identity (passthrough) domains: fine for GPUDirect", with(IOMMU("identity"))},
 		{"h100x8-proprietary-peermem", "closed kernel modules (no dma-buf), nvidia_peermem registered with MOFED: GPUDirect on the legacy path", with(ProprietaryDriver(), Peermem("registered"))},
 		{"h100x8-proprietary-peermem-unregistered", "closed kernel modules and an nvidia_peermem that found no peer-memory API: no GPUDirect path at all", with(ProprietaryDriver(), Peermem("unregistered"))},
+		{"h100x8-proprietary-no-peermem", "closed kernel modules (no dma-buf) and no nvidia_peermem: peer memory missing, so NCCL stages NET/IB through the host", with(ProprietaryDriver())},
+		{"l40s8-pcie-cx7-pxb", "8 x L40S on PCIe Gen4 without NVLink, two root complexes of four GPUs and one ConnectX-7 each: PXB to its own NIC, NODE to the other, P2P only under one root complex", L40S8},
+		{"gh200x4-c2c-cx7", "4 x GH200 (aarch64, one NUMA node per Grace), NVLinked GPUs, one ConnectX-7 per Grace reached over NVLink-C2C (P2C)", GH200x4},
 		{"rtx6000ada2-bar1-256mib", "2 x RTX 6000 Ada with a 256 MiB BAR1, idle at Gen1 in P8, closed driver: BAR1 too small and no peer-memory path", RTX6000Ada2},
 		{"cpu-no-gpu", "one ConnectX-7 and no NVIDIA GPU; the driver is not loaded", NoGPU},
 	}

@@ -44,6 +44,13 @@ func DGXH200() *server.Server {
 		dev.GetP2PStatusFunc = func(nvml.Device, nvml.GpuP2PCapsIndex) (nvml.GpuP2PStatus, nvml.Return) {
 			return nvml.P2P_STATUS_OK, nvml.SUCCESS
 		}
+		// An x86 HGX board: no NVLink-C2C.
+		dev.GetFieldValuesFunc = func(v []nvml.FieldValue) nvml.Return {
+			for i := range v {
+				v[i].NvmlReturn = uint32(nvml.ERROR_NOT_SUPPORTED)
+			}
+			return nvml.SUCCESS
+		}
 	}
 	return s
 }

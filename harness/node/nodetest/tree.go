@@ -24,6 +24,7 @@ type Tree struct {
 	Kernel   string
 	Cmdline  string
 	Driver   string // "580.95.05": the NVIDIA module version
+	Arch     string // x86_64 or aarch64 (Grace)
 	// NVML is written to gdrcheck/nvml.json; nil writes none (NVML absent).
 	NVML *node.NVMLRecording
 	// GPUDirect is written to gdrcheck/gpudirect.json: what libcuda and
@@ -54,6 +55,7 @@ func New(dir string) *Tree {
 		Kernel:   "6.8.0-60-generic",
 		Cmdline:  "BOOT_IMAGE=/vmlinuz root=/dev/sda1 ro",
 		Driver:   "580.95.05",
+		Arch:     "x86_64",
 		devs:     map[string]string{},
 		numa:     map[string]int{},
 		cpus:     map[string]string{},
@@ -258,10 +260,14 @@ func (t *Tree) Finish() error {
 	t.write("proc/sys/kernel/hostname", t.Hostname+"\n")
 	t.write("proc/sys/kernel/osrelease", t.Kernel+"\n")
 	t.write("proc/cmdline", t.Cmdline+"\n")
+	if t.Arch != "x86_64" {
+		// Only where it differs, so the x86 trees stay as they were.
+		t.write("proc/sys/kernel/arch", t.Arch+"\n")
+	}
 	if t.Proprietary {
-		t.write("proc/driver/nvidia/version", fmt.Sprintf("NVRM version: NVIDIA UNIX x86_64 Kernel Module  %s  Tue Sep 30 00:00:00 UTC 2025\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n", t.Driver))
+		t.write("proc/driver/nvidia/version", fmt.Sprintf("NVRM version: NVIDIA UNIX %s Kernel Module  %s  Tue Sep 30 00:00:00 UTC 2025\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n", t.Arch, t.Driver))
 	} else {
-		t.write("proc/driver/nvidia/version", fmt.Sprintf("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  %s  Release Build  (dvs-builder@U22-I3-AF03-09-1)  Tue Sep 30 00:00:00 UTC 2025\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n", t.Driver))
+		t.write("proc/driver/nvidia/version", fmt.Sprintf("NVRM version: NVIDIA UNIX Open Kernel Module for %s  %s  Release Build  (dvs-builder@U22-I3-AF03-09-1)  Tue Sep 30 00:00:00 UTC 2025\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n", t.Arch, t.Driver))
 	}
 	t.write("sys/module/nvidia/version", t.Driver+"\n")
 	if t.Peermem {
