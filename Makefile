@@ -2,6 +2,7 @@
 #
 #   make test   install what the tests need (Debian packages) and run every test
 #   make run    the main job on the embedded default (see README)
+#   make run-fault  the same with one node planted with a fault: exit 1
 #   make build  bin/gdrcheck
 #   make bench  benchmarks (figures go in issue notes, not in timed tests)
 #   make report-screenshot  render the HTML report in headless Chromium
@@ -58,10 +59,16 @@ fixtures-update:
 	$(GO) run ./fixtures/gen -out fixtures/nodes
 
 # The main job on the embedded default: a 4-node job on the local Slurm
-# cluster (Debian's slurm-wlm on loopback), each node replaying the
-# recorded 2 x H200 node and nccl-tests runs recorded on it.
+# cluster (Debian's slurm-wlm on loopback), each node replaying the node
+# and nccl-tests runs slurm/localcluster/make-run.cluster names.
 run: build
 	slurm/localcluster/make-run.sh
+
+# The same cluster with node3 planted with a fault (peer memory missing):
+# caught, named and drained; exits 1.
+.PHONY: run-fault
+run-fault: build
+	slurm/localcluster/make-run.sh --fault
 
 clean:
 	rm -rf bin out

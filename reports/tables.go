@@ -3,6 +3,8 @@ package reports
 import (
 	"fmt"
 	"io"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -198,7 +200,7 @@ func unit(u string) string {
 // ScalingTable shows all_reduce across node counts: bus bandwidth,
 // efficiency against two nodes, small-message latency and the baseline.
 func ScalingTable(r *results.Results) Table {
-	t := Table{Title: "Scaling (all_reduce across nodes)", Header: []string{"nodes", "busbw GB/s", "at size", "efficiency vs 2", "latency us (8 B)", "baseline", "verdict"}}
+	t := Table{Title: "Scaling (all_reduce across nodes)", Header: []string{"nodes", "path", "busbw GB/s", "at size", "efficiency vs 2", "latency us (8 B)", "baseline", "verdict"}}
 	var two float64
 	for _, run := range r.Runs {
 		if run.Suite == "scale" && len(run.Nodes) == 2 {
@@ -231,9 +233,95 @@ func ScalingTable(r *results.Results) Table {
 		if run.Error != "" {
 			verdict = "error: " + firstLine(run.Error)
 		}
-		t.Rows = append(t.Rows, []string{nodes, fixed(run.BusBW, 2), at, eff, lat, base, verdict})
+		t.Rows = append(t.Rows, []string{nodes, pathOf(run), fixed(run.BusBW, 2), at, eff, lat, base, verdict})
 	}
 	return t
+}
+
+// pathOf names how a run's data moved: between nodes, the network
+// classes NCCL used (inside each node P2P outnumbers them); on one node,
+// its dominant class.
+func pathOf(run results.Run) string {
+	if len(run.Nodes) >= 2 {
+		var net []string
+		for c := range run.Transports {
+			if strings.HasPrefix(c, "NET/") || c == "CollNet" {
+				net = append(net, c)
+			}
+		}
+		if len(net) > 0 {
+			sort.Strings(net)
+			return strings.Join(net, "+")
+		}
+	}
+	return dash(run.Transport)
+}
+
+// The spec names GDRTable reads its verdicts from.
+const (
+	gdrProofSpec    = "proves GPUDirect RDMA through the NICs when forced onto the network"
+	registerSpec    = "registers GPU memory with every rail NIC"
+	acrossNodesSpec = "takes the direct path between nodes"
+)
+
+// GDRTable says, node by node, whether GPUDirect RDMA was proven rather
+// than assumed: the peer-memory mechanism the kernel offers, a GPU buffer
+// registered with the rail NICs, the path NCCL took when forced onto the
+// network, and the verdict; the allocation's row is the path between the
+// nodes. Nodes without RDMA NICs have nothing to prove and no row.
+func GDRTable(r *results.Results) Table {
+	t := Table{Title: "GPUDirect RDMA", Header: []string{"node", "mechanism", "GPU memory registered", "NCCL through the NICs", "verdict"}}
+	for _, n := range r.Nodes {
+		if n.Status != results.NodeEvaluated {
+			continue
+		}
+		proof, ok := specNamed(n, gdrProofSpec)
+		if n.Name == "allocation" {
+			proof, ok = specNamed(n, acrossNodesSpec)
+		}
+		if !ok || proof.State == results.StateSkipped {
+			continue
+		}
+		reg := "-"
+		if sp, ok := specNamed(n, registerSpec); ok {
+			reg = map[string]string{results.StatePassed: "yes", results.StateSkipped: "-"}[sp.State]
+			if reg == "" {
+				reg = "NO"
+			}
+		}
+		through := "-"
+		for _, run := range n.Runs {
+			if run.Mode == "p2p-shm-disabled" {
+				through = dash(run.Transport)
+			}
+		}
+		if n.Name == "allocation" {
+			var paths []string
+			for _, run := range r.Runs {
+				if p := pathOf(run); len(run.Nodes) >= 2 && !slices.Contains(paths, p) {
+					paths = append(paths, p)
+				}
+			}
+			through = dash(strings.Join(paths, ", "))
+		}
+		verdict := "proven"
+		if proof.State != results.StatePassed {
+			verdict = "NOT PROVEN: " + firstLine(proof.Message)
+		}
+		t.Rows = append(t.Rows, []string{n.Name, dash(n.Fact("mechanism")), reg, through, verdict})
+	}
+	return t
+}
+
+func specNamed(n results.Node, name string) (results.Spec, bool) {
+	for _, s := range n.Suites {
+		for _, sp := range s.Specs {
+			if sp.Name == name {
+				return sp, true
+			}
+		}
+	}
+	return results.Spec{}, false
 }
 
 // ContainerTable compares each node's container-suite checks on the host

@@ -212,7 +212,7 @@ func printTables(w io.Writer, res *results.Results, format string) error {
 	if err := reports.SummaryTable(res).Render(w, format); err != nil {
 		return err
 	}
-	for _, t := range []reports.Table{reports.ScalingTable(res), reports.FallbackTable(res), reports.ComparisonTable(res), reports.RDMATable(res), reports.ContainerTable(res), reports.FailuresTable(res)} {
+	for _, t := range []reports.Table{reports.GDRTable(res), reports.ScalingTable(res), reports.FallbackTable(res), reports.ComparisonTable(res), reports.RDMATable(res), reports.ContainerTable(res), reports.FailuresTable(res)} {
 		if len(t.Rows) == 0 {
 			continue
 		}

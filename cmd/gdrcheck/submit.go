@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -83,7 +86,7 @@ node could not be evaluated or never reported.`,
 			if !wait {
 				return nil
 			}
-			return waitAndReport(cmd, c, id, dir, poll, format)
+			return waitAndReport(cmd, c, id, dir, poll, format, s.Job.DrainOnFail)
 		},
 	}
 	f := cmd.Flags()
@@ -123,7 +126,7 @@ node could not be evaluated or never reported.`,
 // waitAndReport follows the job to its end, collects from here what the
 // job itself could not (killed, timed out, node lost), and prints the
 // tables.
-func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time.Duration, format string) error {
+func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time.Duration, format string, drained bool) error {
 	stderr := cmd.ErrOrStderr()
 	last := ""
 	var rec slurm.Record
@@ -173,9 +176,29 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 	if err := printTables(w, res, format); err != nil {
 		return err
 	}
+	printBlamed(w, res, drained)
 	printPaths(w, dir)
 	if code := res.ExitCode(); code != results.ExitPassed {
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// printBlamed names each node that failed or never reported, with its
+// first reason: what an admin acts on, and what --drain-on-fail drained.
+func printBlamed(w io.Writer, res *results.Results, drained bool) {
+	failed := slurm.FailedNodes(res)
+	if len(failed) == 0 {
+		return
+	}
+	what := "Nodes that failed"
+	if drained {
+		what += " (drained by the job, Reason \"gdrcheck: ...\"; gdrcheck undrain resumes them)"
+	}
+	fmt.Fprintln(w, what+":")
+	for _, n := range slices.Sorted(maps.Keys(failed)) {
+		reason, _, _ := strings.Cut(failed[n], "\n")
+		fmt.Fprintf(w, "  %s: %s\n", n, reason)
+	}
+	fmt.Fprintln(w)
 }

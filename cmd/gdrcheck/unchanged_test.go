@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/gdrcheck/gdrcheck/slurm"
 )
 
 // The outputs people and Jenkins read, recorded before the house moved
@@ -47,28 +52,127 @@ func TestRecordedRunsRenderAsBefore(t *testing.T) {
 	}
 }
 
-// The job make run submits: four nodes replaying the recorded 2 x H200
-// node, nccl-tests replaying the runs recorded there (as
-// slurm/localcluster/make-run.sh sets it up).
+// makeRunCluster reads slurm/localcluster/make-run.cluster, which
+// make-run.sh reads too: the node roots and nccl-tests recordings of make
+// run, and with fault those of make run-fault.
+func makeRunCluster(t *testing.T, fault bool) (roots map[string]string, recs map[string]string, env map[string]map[string]string) {
+	t.Helper()
+	b, err := os.ReadFile("../../slurm/localcluster/make-run.cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots, recs = map[string]string{}, map[string]string{}
+	env = map[string]map[string]string{}
+	faultNode, faultRecs := "", map[string]string{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || strings.HasPrefix(f[0], "#") {
+			continue
+		}
+		path := "../../" + f[2]
+		switch f[0] {
+		case "node":
+			for _, n := range []string{"node1", "node2", "node3", "node4"} {
+				roots[n] = strings.TrimSuffix(strings.TrimPrefix(f[2], "fixtures/nodes/"), ".ttar")
+			}
+		case "rec":
+			recs[f[1]] = path
+		case "fault-node":
+			faultNode = f[1]
+			if fault {
+				roots[f[1]] = strings.TrimSuffix(strings.TrimPrefix(f[2], "fixtures/nodes/"), ".ttar")
+			}
+		case "fault-rec":
+			faultRecs[f[1]] = path
+		}
+	}
+	if fault {
+		// As make-run.sh: multi-node runs with the planted node print
+		// from the first node, the planted node's own runs are its own.
+		own := map[string]string{}
+		for k, v := range recs {
+			own[k] = v
+		}
+		for k, v := range faultRecs {
+			own[k] = v
+			if strings.HasSuffix(k, "-slow") {
+				recs[k] = v
+			}
+		}
+		dir := t.TempDir()
+		for k, v := range own {
+			a, _ := filepath.Abs(v)
+			if err := os.Symlink(a, filepath.Join(dir, k+".txt")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		env["*"] = map[string]string{"GDRCHECK_FAKE_NCCL_SLOW_NODE": faultNode}
+		env[faultNode] = map[string]string{"GDRCHECK_FAKE_NCCL_DIR": dir}
+	}
+	return roots, recs, env
+}
+
+// The job make run submits, set up as slurm/localcluster/make-run.sh does.
 func TestMakeRunJobPrintsTheTablesItPrintedBefore(t *testing.T) {
 	c := slurmCluster(t)
-	rec := "../../fixtures/nccl-tests/"
-	recs := map[string]string{
-		"all_reduce-direct":           rec + "all_reduce_perf-h200x2-nv18-mpi-np2-direct-cumem.txt",
-		"all_reduce-p2p-disabled":     rec + "all_reduce_perf-h200x2-nv18-mpi-np2-p2p-disabled-shm.txt",
-		"all_reduce-p2p-shm-disabled": rec + "all_reduce_perf-h200x2-nv18-mpi-np2-p2p-shm-disabled-socket.txt",
-		"all_gather-direct":           rec + "all_gather_perf-h200x2-nv18-direct-p2p.txt",
-		"sendrecv-direct":             rec + "sendrecv_perf-h200x2-nv18-direct-p2p.txt",
-	}
-	roots := map[string]string{}
-	for _, n := range []string{"node1", "node2", "node3", "node4"} {
-		roots[n] = "h200x2-nv18-vm"
-	}
-	r, _, _ := submitJobWith(t, c, recs, roots, nil)
+	roots, recs, env := makeRunCluster(t, false)
+	r, res, _ := submitJobWith(t, c, recs, roots, env)
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	for _, n := range []string{"node1", "node2", "node3", "node4"} {
+		if !strings.Contains(r.stdout, "| "+n+"      | dmabuf    | yes                   | NET/IB/GDRDMA         | proven ") {
+			t.Errorf("%s: GPUDirect RDMA not proven:\n%s", n, r.stdout)
+		}
+	}
+	var rows []string
+	for _, run := range res.Runs {
+		rows = append(rows, fmt.Sprintf("%.2f", run.BusBW))
+	}
+	if len(rows) < 3 || rows[0] == rows[1] || rows[1] == rows[2] {
+		t.Errorf("the scaling rows should differ: %v", rows)
+	}
 	checkGolden(t, unchanged+"make-run.tables.txt", tablesOf(r.stdout))
+}
+
+// make run-fault: node3 lost its peer memory. It is caught by every line
+// of evidence that should catch it, named, and drained; no other node is.
+func TestMakeRunFaultCatchesNamesAndDrainsThePlantedNode(t *testing.T) {
+	c := slurmCluster(t)
+	roots, recs, env := makeRunCluster(t, true)
+	r, res, _ := submitJobWith(t, c, recs, roots, env, "--drain-on-fail")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	failed := slurm.FailedNodes(res)
+	if len(failed) != 1 || !strings.HasPrefix(failed["node3"], "kernel: no GPUDirect peer-memory mechanism works") {
+		t.Errorf("failed nodes %v, want node3 alone for its peer memory", failed)
+	}
+	for _, want := range []string{
+		"| node3      | none      | NO                    | NET/IB                | NOT PROVEN: with P2P and SHM disabled NCCL did not reach GPU memory through the NICs",
+		"slow in every pair it was in: node3",
+		"Nodes that failed (drained by the job",
+		"  node3: kernel: no GPUDirect peer-memory mechanism works",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	nodesNow, err := slurm.Client{Env: c.Vars()}.Nodes(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nodesNow {
+		drained := strings.Contains(n["State"], "DRAIN")
+		if drained != (n["NodeName"] == "node3") {
+			t.Errorf("%s: state %s (%s)", n["NodeName"], n["State"], n["Reason"])
+		}
+	}
+	undrain := exec.Command(bin, "undrain")
+	undrain.Env = c.Env()
+	if out, err := undrain.CombinedOutput(); err != nil {
+		t.Errorf("undrain: %v %s", err, out)
+	}
 }
 
 // tablesOf is the part of a submit's output that is its tables: from the

@@ -194,6 +194,15 @@ func wantPairs(mode string, b *baseline.Baseline) func([]nccl.ScalingRun) (bool,
 		case b == nil:
 			return true, "no baseline to judge multi-node bandwidth by: the job judges its own pairs"
 		}
+		stated := false
+		for _, r := range runs {
+			if _, ok := b.Metric(results.MultiNodeBusBWMetric(len(r.Nodes))); ok && len(r.Nodes) >= 2 {
+				stated = true
+			}
+		}
+		if !stated {
+			return true, fmt.Sprintf("baseline %s states no multi-node bandwidth: the job judges its own pairs", b.Profile.Name)
+		}
 		for _, r := range runs {
 			if len(r.Nodes) < 2 {
 				continue

@@ -255,12 +255,11 @@ lock() {
 }
 
 write_config() {
-	local cpus k hw
-	# Describe each node as this host's real CPUs so slurmd's registration
-	# matches its config and no SlurmdParameters=config_overrides is needed.
-	hw=$(slurmd -C 2>/dev/null | head -n1) || true
-	cpus=$(grep -o 'CPUs=[0-9]\+ Boards=[0-9]\+ SocketsPerBoard=[0-9]\+ CoresPerSocket=[0-9]\+ ThreadsPerCore=[0-9]\+' <<<"$hw") ||
-		cpus="CPUs=$(nproc)"
+	local cpus k
+	# Every node claims 16 CPUs whatever this host has, so a job step can
+	# start one rank per GPU of an 8-GPU node (srun refuses more tasks
+	# than CPUs); config_overrides lets slurmd register with that.
+	cpus="CPUs=16 Boards=1 SocketsPerBoard=1 CoresPerSocket=16 ThreadsPerCore=1"
 	{
 		cat <<EOF
 # Written by gdrcheck slurm/localcluster/cluster.sh on every start; edits are lost.
@@ -291,6 +290,7 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 MpiDefault=none
 MailProg=/bin/true
+SlurmdParameters=config_overrides
 # Node-specific environment for job steps, from nodes.env (see README.md).
 TaskProlog=$state_dir/taskprolog.sh
 

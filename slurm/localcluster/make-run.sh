@@ -1,44 +1,80 @@
 #!/usr/bin/env bash
 # make run: the main job on the embedded default. Starts the local Slurm
-# cluster (four slurmd on loopback), has each node replay a recorded node
-# (fixtures/nodes) and nccl-tests replay runs recorded on a real 2 x H200
-# node (fixtures/nccl-tests), submits the full validation with
-# `gdrcheck submit --wait`, and prints the tables and where the reports are.
-# The cluster keeps running afterwards, for a look with sinfo and
-# scontrol; `slurm/localcluster/cluster.sh stop` ends it.
+# cluster (four slurmd on loopback), has every node replay the node and the
+# nccl-tests runs slurm/localcluster/make-run.cluster names, submits the
+# full validation with `gdrcheck submit --wait`, and prints the tables and
+# where the reports are.
+#
+#   make-run.sh           the healthy cluster: exit 0
+#   make-run.sh --fault   node3 planted with a fault (peer memory missing):
+#                         caught, named and drained, exit 1
+#
+# The cluster keeps running afterwards, for a look with sinfo and scontrol;
+# `slurm/localcluster/cluster.sh stop` ends it.
 set -euo pipefail
+
+fault=0
+case "${1:-}" in
+--fault) fault=1 ;;
+"") ;;
+*) echo "make-run: unknown argument $1 (want --fault or nothing)" >&2; exit 2 ;;
+esac
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${RUN_OUT:-$top/out/run}
+[ "$fault" = 1 ] && out=${RUN_OUT:-$top/out/run-fault}
 state=${GDRCHECK_SLURM_STATE:-/tmp/gdrcheck-slurm}
 bin=$top/bin/gdrcheck
 cluster=$top/slurm/localcluster/cluster.sh
+spec=$top/slurm/localcluster/make-run.cluster
 
 [ -x "$bin" ] || { echo "make-run: $bin missing (make build)" >&2; exit 2; }
 mkdir -p "$out"
 
-# The stand-in nccl-tests, linked under every name the job runs.
+# The stand-in nccl-tests, linked under every name the job runs, and its
+# recordings: one directory for every node, another for the planted one.
 fake=$out/nccl-tests
-rm -rf "$fake" && mkdir -p "$fake/recordings"
+rm -rf "$fake" && mkdir -p "$fake/recordings" "$fake/recordings-fault"
 (cd "$top" && go build -o "$fake/nccl-tests" ./fixtures/fakebin/nccl-tests)
-for b in all_reduce all_gather sendrecv; do ln -s nccl-tests "$fake/${b}_perf"; done
-rec=$top/fixtures/nccl-tests
-ln -s "$rec/all_reduce_perf-h200x2-nv18-mpi-np2-direct-cumem.txt" "$fake/recordings/all_reduce-direct.txt"
-ln -s "$rec/all_reduce_perf-h200x2-nv18-mpi-np2-p2p-disabled-shm.txt" "$fake/recordings/all_reduce-p2p-disabled.txt"
-ln -s "$rec/all_reduce_perf-h200x2-nv18-mpi-np2-p2p-shm-disabled-socket.txt" "$fake/recordings/all_reduce-p2p-shm-disabled.txt"
-ln -s "$rec/all_gather_perf-h200x2-nv18-direct-p2p.txt" "$fake/recordings/all_gather-direct.txt"
-ln -s "$rec/sendrecv_perf-h200x2-nv18-direct-p2p.txt" "$fake/recordings/sendrecv-direct.txt"
+root='' fault_node='' fault_root=''
+while read -r kind key file; do
+	case "$kind" in
+	node) root=$top/$file ;;
+	rec)
+		ln -s "$top/$file" "$fake/recordings/$key.txt"
+		ln -sf "$top/$file" "$fake/recordings-fault/$key.txt"
+		op=${key%%-*}
+		[ -e "$fake/${op}_perf" ] || ln -s nccl-tests "$fake/${op}_perf"
+		;;
+	fault-node) fault_node=$key fault_root=$top/$file ;;
+	fault-rec)
+		[ "$fault" = 1 ] || continue
+		# Multi-node runs with the planted node print from the first
+		# node, whose recordings must hold them; its own runs are its.
+		case "$key" in *-slow) ln -s "$top/$file" "$fake/recordings/$key.txt" ;; esac
+		ln -sf "$top/$file" "$fake/recordings-fault/$key.txt"
+		;;
+	esac
+done < <(grep -v '^#' "$spec")
 
 "$cluster" install
 "$cluster" start --nodes 4 --state-dir "$state" >/dev/null
-node=$top/fixtures/nodes/h200x2-nv18-vm.ttar
-cat > "$state/nodes.env" <<ENV
-# make run: every node replays the recorded 2 x H200 node.
-* GDRCHECK_HOST_ROOT=$node
-* GDRCHECK_FAKE_NCCL_DIR=$fake/recordings
-ENV
+{
+	echo "# make run: written by make-run.sh from make-run.cluster"
+	echo "* GDRCHECK_HOST_ROOT=$root"
+	echo "* GDRCHECK_FAKE_NCCL_DIR=$fake/recordings"
+	if [ "$fault" = 1 ]; then
+		echo "* GDRCHECK_FAKE_NCCL_SLOW_NODE=$fault_node"
+		echo "$fault_node GDRCHECK_HOST_ROOT=$fault_root"
+		echo "$fault_node GDRCHECK_FAKE_NCCL_DIR=$fake/recordings-fault"
+	fi
+} > "$state/nodes.env"
 # shellcheck disable=SC1091
 . "$state/env.sh"
 
-echo "make run: 4-node job on the local Slurm cluster; nodes replay $node, nccl-tests replays fixtures/nccl-tests"
+if [ "$fault" = 1 ]; then
+	echo "make run-fault: 4-node job on the local Slurm cluster; every node replays ${root#$top/}, except $fault_node, which replays ${fault_root#$top/} (peer memory missing); nccl-tests replays fixtures/nccl-tests/synthetic"
+	exec "$bin" submit -N 4 -p gpu --out "$out" --nccl-tests-dir "$fake" --drain-on-fail --wait --poll 1s
+fi
+echo "make run: 4-node job on the local Slurm cluster; nodes replay ${root#$top/}, nccl-tests replays fixtures/nccl-tests/synthetic"
 exec "$bin" submit -N 4 -p gpu --out "$out" --nccl-tests-dir "$fake" --wait --poll 1s
