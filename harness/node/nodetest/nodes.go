@@ -202,6 +202,7 @@ func Fixtures() []Fixture {
 		{"h100x8-proprietary-peermem-unregistered", "closed kernel modules and an nvidia_peermem that found no peer-memory API: no GPUDirect path at all", with(ProprietaryDriver(), Peermem("unregistered"))},
 		{"rtx6000ada2-bar1-256mib", "2 x RTX 6000 Ada with a 256 MiB BAR1, idle at Gen1 in P8, closed driver: BAR1 too small and no peer-memory path", RTX6000Ada2},
 		{"cpu-no-gpu", "one ConnectX-7 and no NVIDIA GPU; the driver is not loaded", NoGPU},
+		{"h100x8-nvml-version-mismatch", "the H100 node after a driver upgrade without a reboot: NVML and libcuda fail with the driver/library version mismatch; judged from sysfs", NVMLVersionMismatch},
 	}
 }
 
