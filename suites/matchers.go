@@ -295,13 +295,30 @@ func ncclAbsence(c *Context) string {
 
 // HaveCollectedEvidence succeeds when a node's *node.Evidence has no fatal
 // problem. Its failure is "node evidence could not be collected:" and
-// every fatal problem.
+// every problem that keeps the node from being evaluated, the sources
+// that could not be used among them.
 func HaveCollectedEvidence() types.GomegaMatcher {
 	return sentence[*node.Evidence]{
-		name:    "HaveCollectedEvidence",
-		match:   func(ev *node.Evidence) bool { return ev.Fatal() == nil },
-		failure: func(ev *node.Evidence) string { return "node evidence could not be collected: " + ev.Fatal().Error() },
+		name:  "HaveCollectedEvidence",
+		match: func(ev *node.Evidence) bool { return ev.Fatal() == nil },
+		failure: func(ev *node.Evidence) string {
+			return "node evidence could not be collected: " + ev.Incomplete().Error()
+		},
 		negated: func(*node.Evidence) string { return "expected the node evidence to be incomplete, it was collected" },
+	}
+}
+
+// HaveCompleteEvidence succeeds when every source of a node's
+// *node.Evidence could be used and the sources agree. Its failure is
+// "node evidence is incomplete:" and each source's error with its likely
+// cause: "NVML: initialising: ERROR_LIB_RM_VERSION_MISMATCH:
+// Driver/library version mismatch: ...".
+func HaveCompleteEvidence() types.GomegaMatcher {
+	return sentence[*node.Evidence]{
+		name:    "HaveCompleteEvidence",
+		match:   func(ev *node.Evidence) bool { return ev.Incomplete() == nil },
+		failure: func(ev *node.Evidence) string { return "node evidence is incomplete: " + ev.Incomplete().Error() },
+		negated: func(*node.Evidence) string { return "expected the node evidence to be incomplete, it is complete" },
 	}
 }
 

@@ -238,6 +238,20 @@ func TestTheFrameworkMatchersSayWhatIsMissing(t *testing.T) {
 	ev := &node.Evidence{Problems: []node.Problem{{Source: "nvml", Message: "NVML: Driver/library version mismatch", Fatal: true}}}
 	check(t, ev, suites.HaveCollectedEvidence(), false, "node evidence could not be collected: NVML: Driver/library version mismatch")
 	check(t, &node.Evidence{}, suites.HaveCollectedEvidence(), true, "")
+	noGPU := &node.Evidence{Problems: []node.Problem{
+		{Source: "nvml", Message: "NVML: initialising: ERROR_DRIVER_NOT_LOADED", Incomplete: true, Cause: "the NVIDIA kernel module is not loaded"},
+		{Source: "gpus", Message: "no NVIDIA GPU found", Fatal: true},
+	}}
+	check(t, noGPU, suites.HaveCollectedEvidence(), false, "node evidence could not be collected: NVML: initialising: ERROR_DRIVER_NOT_LOADED: the NVIDIA kernel module is not loaded; no NVIDIA GPU found")
+
+	mismatch := &node.Evidence{Problems: []node.Problem{
+		{Source: "rdmamap", Message: "rdmamap over /x: not permitted"},
+		{Source: "nvml", Message: "NVML: initialising: ERROR_LIB_RM_VERSION_MISMATCH", Incomplete: true, Cause: "Driver/library version mismatch: reload the modules or reboot"},
+		{Source: "libcuda", Message: "libcuda: libcuda.so.1 not found", Incomplete: true},
+	}}
+	check(t, mismatch, suites.HaveCollectedEvidence(), true, "")
+	check(t, mismatch, suites.HaveCompleteEvidence(), false, "node evidence is incomplete: NVML: initialising: ERROR_LIB_RM_VERSION_MISMATCH: Driver/library version mismatch: reload the modules or reboot; libcuda: libcuda.so.1 not found")
+	check(t, &node.Evidence{Problems: mismatch.Problems[:1]}, suites.HaveCompleteEvidence(), true, "")
 
 	check(t, &suites.Context{Scaling: &nccl.Scaling{}, ScalingErr: notFound}, suites.HaveScalingRuns(), false,
 		`no multi-node runs: nccl-tests binary not found: all_reduce_perf in "/opt/nccl-tests"`)

@@ -15,3 +15,27 @@ var _ = ginkgo.BeforeSuite(func() {
 	}
 	gomega.Expect(Evidence()).To(HaveCollectedEvidence())
 })
+
+// A node judged without one of its sources (NVML, libcuda, libibverbs
+// could not be used) or with sources that disagree fails here, after the
+// specs judged what the others answered: one case that names each error
+// and its likely cause, where the specs that needed the source only skip.
+// It comes after the specs because a failed BeforeSuite would skip them.
+var _ = ginkgo.AfterSuite(func() {
+	ev := Current().Evidence
+	// The BeforeSuite said it already.
+	if ev == nil || ev.Fatal() != nil {
+		return
+	}
+	gomega.Expect(ev).To(HaveCompleteEvidence())
+})
+
+// SkipWithout skips the running spec when source (node.SourceNVML...)
+// could not be used, saying what it would have told: "BAR1 is known only
+// to NVML, which could not be used: NVML: initialising: ...". The cause is
+// told once, by the AfterSuite.
+func SkipWithout(source, what string) {
+	if p, ok := Evidence().Unusable(source); ok {
+		ginkgo.Skip(what + ", which could not be used: " + p.Message)
+	}
+}

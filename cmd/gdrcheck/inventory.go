@@ -26,7 +26,14 @@ SYS); then the class of every GPU <-> NIC pair.
 
 Store the YAML once and compare later: after a hardware swap,
   gdrcheck inventory --expect node42.yaml
-reports every GPU that changed rail and exits 1.`,
+reports every GPU that changed rail and exits 1.
+
+The map is sysfs's: where NVML cannot be used (a driver/library version
+mismatch after an upgrade, no driver libraries, a tree of sysfs alone) it
+is printed without UUIDs, names and indexes, NVML's error goes to stderr as
+a warning (and into "warnings" in YAML and JSON), and the exit code is 0.
+It is 2 when the map is not complete: no sysfs, no GPU, or GPUs NVML lists
+that sysfs does not have.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			root, done, err := o.root()
@@ -45,8 +52,14 @@ reports every GPU that changed rail and exits 1.`,
 			if err := writeInventory(w, inv, ev, format); err != nil {
 				return err
 			}
-			if err := ev.Fatal(); err != nil {
-				return &exitError{code: results.ExitUnevaluable, err: err}
+			mapErr := ev.MapError()
+			for _, warn := range inv.Warnings {
+				if mapErr == nil || warn != mapErr.Error() {
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn)
+				}
+			}
+			if mapErr != nil {
+				return &exitError{code: results.ExitUnevaluable, err: mapErr}
 			}
 			if expect == "" {
 				return nil
@@ -128,7 +141,11 @@ func inventoryTables(inv node.Inventory, ev *node.Evidence) tables {
 		m.Header = append(m.Header, n.Name)
 	}
 	for _, g := range ev.GPUs {
-		row := []string{fmt.Sprintf("GPU%d", g.Index)}
+		name := fmt.Sprintf("GPU%d", g.Index)
+		if g.Index < 0 {
+			name = "GPU " + g.BusID
+		}
+		row := []string{name}
 		for _, n := range ev.NICs {
 			cell := "-"
 			for _, p := range ev.Paths {

@@ -57,7 +57,9 @@ The quick gate before a driver or kernel upgrade is
   gdrcheck run --suites topology,kernel,bar1
 
 Exit 0 when every spec passed, 1 when a spec failed, 2 when the node could
-not be evaluated (no driver, unreadable host, bad input).`,
+not be evaluated (unreadable host, no GPU, bad input) or only in part (NVML,
+libcuda or libibverbs unusable: the verdicts sysfs and procfs allow are
+still reported, and the library's error with its likely cause).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return r.run(cmd, o) },
 	}

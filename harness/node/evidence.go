@@ -32,14 +32,17 @@ type Evidence struct {
 	// Container is filled for the container suite: the view from the
 	// process gdrcheck runs in.
 	Container *ContainerFacts `json:"container,omitempty"`
-	Problems  []Problem       `json:"problems,omitempty"`
+	// NVMLOnly are the bus ids of GPUs NVML lists that sysfs does not
+	// have: left out of GPUs, since no check can place them.
+	NVMLOnly []string  `json:"nvml_only_gpus,omitempty"`
+	Problems []Problem `json:"problems,omitempty"`
 }
 
 // HostFacts names the node and its software.
 type HostFacts struct {
 	Hostname          string `json:"hostname"`                 // proc/sys/kernel/hostname
 	Root              string `json:"root"`                     // the --host-root read
-	Kernel            string `json:"kernel"`                   // proc/sys/kernel/osrelease
+	Kernel            string `json:"kernel"`                   // proc/sys/kernel/osrelease, else proc/version
 	DriverVersion     string `json:"driver_version,omitempty"` // NVML, else proc/driver/nvidia/version
 	NVMLVersion       string `json:"nvml_version,omitempty"`
 	CUDADriverVersion int    `json:"cuda_driver_version,omitempty"`
@@ -58,26 +61,63 @@ type Path struct {
 }
 
 // Problem is evidence that could not be collected. Fatal problems mean the
-// node could not be evaluated (exit code 2); the others leave a gap that
-// the specs needing it report.
+// node could not be evaluated at all: no spec runs. Incomplete ones mean
+// it could not be fully evaluated: a source could not be used (NVML,
+// libcuda, libibverbs) or two sources disagree; the specs judge what the
+// others answered and the run exits 2. The rest leave a gap that the
+// specs needing it report.
 type Problem struct {
-	Source  string `json:"source"` // nvml, sysfs, rdmamap, acs...
-	Message string `json:"message"`
-	Fatal   bool   `json:"fatal"`
+	Source     string `json:"source"` // nvml, libcuda, libibverbs, gpus, sysfs, rdmamap, acs...
+	Message    string `json:"message"`
+	Fatal      bool   `json:"fatal"`
+	Incomplete bool   `json:"incomplete,omitempty"`
+	// Cause is the likely cause and what to do, where the error is a
+	// known one.
+	Cause string `json:"cause,omitempty"`
+}
+
+// String is the message and, where known, its likely cause.
+func (p Problem) String() string {
+	if p.Cause == "" {
+		return p.Message
+	}
+	return p.Message + ": " + p.Cause
 }
 
 // Fatal joins the fatal problems into one error, or returns nil.
 func (e *Evidence) Fatal() error {
+	return e.joined(func(p Problem) bool { return p.Fatal })
+}
+
+// Incomplete joins every problem that keeps the node from being fully
+// evaluated, fatal or incomplete, with their causes, in the order they
+// were met; nil when there is none.
+func (e *Evidence) Incomplete() error {
+	return e.joined(func(p Problem) bool { return p.Fatal || p.Incomplete })
+}
+
+func (e *Evidence) joined(keep func(Problem) bool) error {
 	var msgs []string
 	for _, p := range e.Problems {
-		if p.Fatal {
-			msgs = append(msgs, p.Message)
+		if keep(p) {
+			msgs = append(msgs, p.String())
 		}
 	}
 	if len(msgs) == 0 {
 		return nil
 	}
 	return errors.New(strings.Join(msgs, "; "))
+}
+
+// Unusable returns the problem of a source that could not be used at all
+// (nvml, libcuda, libibverbs), if it could not.
+func (e *Evidence) Unusable(source string) (Problem, bool) {
+	for _, p := range e.Problems {
+		if p.Source == source && p.Incomplete {
+			return p, true
+		}
+	}
+	return Problem{}, false
 }
 
 // Problem returns the first problem from source, if any.
@@ -94,6 +134,12 @@ func (e *Evidence) problem(source string, fatal bool, err error) {
 	e.Problems = append(e.Problems, Problem{Source: source, Message: err.Error(), Fatal: fatal})
 }
 
+// incomplete records a problem that keeps the node from being fully
+// evaluated, with its likely cause.
+func (e *Evidence) incomplete(source string, err error, cause string) {
+	e.Problems = append(e.Problems, Problem{Source: source, Message: err.Error(), Incomplete: true, Cause: cause})
+}
+
 // Relabel names the host root as label in the evidence, for a root that is
 // a temporary unpacking of an archive the user named.
 func (e *Evidence) Relabel(label string) {
@@ -103,6 +149,7 @@ func (e *Evidence) Relabel(label string) {
 	}
 	for i := range e.Problems {
 		e.Problems[i].Message = strings.ReplaceAll(e.Problems[i].Message, root, label)
+		e.Problems[i].Cause = strings.ReplaceAll(e.Problems[i].Cause, root, label)
 	}
 	e.CUDA.Error = strings.ReplaceAll(e.CUDA.Error, root, label)
 	e.Verbs.Error = strings.ReplaceAll(e.Verbs.Error, root, label)
@@ -135,6 +182,9 @@ type Sources struct {
 	// reason is in NVMLErr.
 	NVML    nvml.Interface
 	NVMLErr error
+	// NVMLLibrary is the libnvidia-ml file NVML was loaded from, where a
+	// recording knows it; its name carries the library's version.
+	NVMLLibrary string
 	// GPUDirect probes libcuda and libibverbs; nil with the reason in
 	// GPUDirectErr.
 	GPUDirect    GPUDirectProbe
@@ -149,7 +199,7 @@ const nvmlRecording = "gdrcheck/nvml.json"
 func Collect(h Host, src Sources) *Evidence {
 	e := &Evidence{Host: HostFacts{Root: h.Root()}}
 	e.Host.Hostname, _ = readString(h.proc("sys", "kernel", "hostname"))
-	if k, err := readString(h.proc("sys", "kernel", "osrelease")); err == nil {
+	if k, err := h.kernelRelease(); err == nil {
 		e.Host.Kernel = k
 	} else {
 		e.problem("procfs", false, err)
@@ -167,20 +217,20 @@ func Collect(h Host, src Sources) *Evidence {
 		}
 	}
 
+	// NVML that cannot be used leaves the GPUs to sysfs: their links,
+	// NUMA nodes, paths, ACS and IOMMU are still judged.
 	var nf NVMLFacts
 	nvmlOK := false
+	nvmlErr := src.NVMLErr
 	switch {
 	case src.NVML != nil:
-		nf, err = CollectNVML(src.NVML)
-		if err != nil {
-			e.problem("nvml", true, err)
-		} else {
+		if nf, err = CollectNVML(src.NVML); err == nil {
 			nvmlOK = true
+		} else {
+			nvmlErr = err
 		}
-	case src.NVMLErr != nil:
-		e.problem("nvml", true, src.NVMLErr)
-	default:
-		e.problem("nvml", true, fmt.Errorf("%w: no NVML source", ErrNVML))
+	case nvmlErr == nil:
+		nvmlErr = fmt.Errorf("%w: no NVML source", ErrNVML)
 	}
 	e.Host.DriverVersion = nf.DriverVersion
 	e.Host.NVMLVersion = nf.NVMLVersion
@@ -188,19 +238,29 @@ func Collect(h Host, src Sources) *Evidence {
 	if e.Host.DriverVersion == "" {
 		e.Host.DriverVersion = procDriverVersion(h)
 	}
+	if !nvmlOK {
+		lib := src.NVMLLibrary
+		if lib == "" && h.Live() {
+			lib = loadedLibrary("libnvidia-ml.so")
+		}
+		e.incomplete(SourceNVML, nvmlErr, nvmlCause(nvmlErr, procDriverVersion(h), lib))
+	}
 
-	e.GPUs, err = mergeGPUs(h, nf.GPUs, sysGPUs)
+	e.GPUs, e.NVMLOnly, err = mergeGPUs(h, nf.GPUs, sysGPUs)
 	if err != nil {
 		e.problem("sysfs", true, err)
 		return e
 	}
-	e.GPUPairs = nf.Pairs
+	e.GPUPairs = pairsWithout(nf.Pairs, e.NVMLOnly)
+	if len(e.NVMLOnly) > 0 {
+		e.incomplete(SourceGPUs, fmt.Errorf("NVML lists GPU(s) %s that sysfs does not have under %q", strings.Join(e.NVMLOnly, ", "), h.sys("bus", "pci", "devices")),
+			"no check can place them, so they are left out: an NVML recording of another node, or a sysfs that misses devices")
+	}
 	if len(e.GPUs) == 0 {
 		e.problem("gpus", true, fmt.Errorf("no NVIDIA GPU found: no PCI device of vendor 0x10de with a display or 3D class under %q", h.sys("bus", "pci", "devices")))
-	} else if !nvmlOK {
-		e.problem("gpus", false, fmt.Errorf("%d NVIDIA GPU(s) found in sysfs (%s) but NVML did not answer", len(e.GPUs), gpuBusIDs(e.GPUs)))
-	} else if hidden := sysfsOnly(e.GPUs); len(hidden) > 0 {
-		e.problem("gpus", false, fmt.Errorf("GPU(s) %s are in sysfs but NVML does not see them (not given to this container, or failed)", gpuBusIDs(hidden)))
+	} else if hidden := sysfsOnly(e.GPUs); nvmlOK && len(hidden) > 0 {
+		e.incomplete(SourceGPUs, fmt.Errorf("sysfs has NVIDIA GPU(s) %s that NVML does not list", gpuBusIDs(hidden)),
+			"not given to this container or job, bound to another driver, or failed: they are judged from sysfs alone")
 	}
 
 	rm, err := h.RDMAMap()
@@ -223,16 +283,21 @@ func Collect(h Host, src Sources) *Evidence {
 }
 
 // mergeGPUs joins NVML's GPUs with sysfs's by bus id; sysfs adds NUMA, CPU
-// list and link speed, and stands alone when NVML did not answer.
-func mergeGPUs(h Host, nv []GPU, sys map[string]PCIDevice) ([]GPU, error) {
+// list and link speed, and stands alone when NVML did not answer. GPUs
+// NVML lists and sysfs lacks are returned apart, by bus id.
+func mergeGPUs(h Host, nv []GPU, sys map[string]PCIDevice) ([]GPU, []string, error) {
 	var out []GPU
+	var nvmlOnly []string
 	seen := map[string]bool{}
 	for _, g := range nv {
-		if d, ok := sys[g.BusID]; ok {
-			g.Source = "nvml+sysfs"
-			g.NUMANode, g.CPUList, g.PCIe.Sysfs = d.NUMA, d.CPUList, d.Link
-			seen[g.BusID] = true
+		d, ok := sys[g.BusID]
+		if !ok {
+			nvmlOnly = append(nvmlOnly, g.BusID)
+			continue
 		}
+		g.Source = "nvml+sysfs"
+		g.NUMANode, g.CPUList, g.PCIe.Sysfs = d.NUMA, d.CPUList, d.Link
+		seen[g.BusID] = true
 		out = append(out, g)
 	}
 	for _, addr := range slices.Sorted(maps.Keys(sys)) {
@@ -253,14 +318,28 @@ func mergeGPUs(h Host, nv []GPU, sys map[string]PCIDevice) ([]GPU, error) {
 	for i := range out {
 		io, err := h.DeviceIOMMU(out[i].BusID)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[i].IOMMU = io
 		if out[i].Minor == nil {
 			out[i].Minor = h.procMinor(out[i].BusID)
 		}
 	}
-	return out, nil
+	return out, nvmlOnly, nil
+}
+
+// pairsWithout drops the pairs that name one of the GPUs left out.
+func pairsWithout(pairs []GPUPair, gone []string) []GPUPair {
+	if len(gone) == 0 {
+		return pairs
+	}
+	var out []GPUPair
+	for _, p := range pairs {
+		if !slices.Contains(gone, p.A) && !slices.Contains(gone, p.B) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // procMinor reads a GPU's device minor from the driver's
@@ -433,13 +512,17 @@ func DefaultSources(h Host) Sources {
 		return Sources{NVML: nvml.New(), GPUDirect: LiveGPUDirect{}}
 	}
 	gd, gdErr := h.recordedGPUDirect()
+	src := Sources{GPUDirect: gd, GPUDirectErr: gdErr}
 	b, err := os.ReadFile(h.path(nvmlRecording))
 	if err != nil {
-		return Sources{NVMLErr: fmt.Errorf("%w: no NVML recording for host root %q: %w", ErrNVML, h.Root(), err), GPUDirect: gd, GPUDirectErr: gdErr}
+		src.NVMLErr = fmt.Errorf("%w: no NVML recording for host root %q: %w", ErrNVML, h.Root(), err)
+		return src
 	}
 	rec, err := ParseNVMLRecording(b)
 	if err != nil {
-		return Sources{NVMLErr: fmt.Errorf("%w: %q: %w", ErrNVML, h.path(nvmlRecording), err)}
+		src.NVMLErr = fmt.Errorf("%w: %q: %w", ErrNVML, h.path(nvmlRecording), err)
+		return src
 	}
-	return Sources{NVML: ReplayNVML(rec), GPUDirect: gd, GPUDirectErr: gdErr}
+	src.NVML, src.NVMLLibrary = ReplayNVML(rec), rec.Library
+	return src
 }

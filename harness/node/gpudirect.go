@@ -125,9 +125,31 @@ func (e *Evidence) ProbeGPUDirect(p GPUDirectProbe, perr error) {
 		}
 		e.CUDA = CUDAFacts{Error: msg}
 		e.Verbs = VerbsFacts{Error: msg}
-		e.problem("gpudirect", false, fmt.Errorf("%s", msg))
+	} else {
+		e.CUDA, e.Verbs = p.Probe(e.Rails())
+		e.Probed = true
+	}
+	e.unusableLibraries()
+}
+
+// unusableLibraries records libcuda and libibverbs as sources that could
+// not be used where the node needs them: libcuda for its GPUs, libibverbs
+// for the RDMA NICs sysfs shows. A node without NICs needs no verbs, and
+// one that cannot be evaluated at all needs neither.
+func (e *Evidence) unusableLibraries() {
+	if e.Fatal() != nil {
 		return
 	}
-	e.CUDA, e.Verbs = p.Probe(e.Rails())
-	e.Probed = true
+	kmod := e.Kernel.DriverVersion
+	if kmod == "" {
+		kmod = e.Host.DriverVersion
+	}
+	if !e.CUDA.Available && len(e.GPUs) > 0 {
+		msg := orNone(e.CUDA.Error)
+		e.incomplete(SourceCUDA, fmt.Errorf("libcuda: %s", msg), cudaCause(msg, kmod))
+	}
+	if !e.Verbs.Available && len(e.NICs) > 0 {
+		msg := orNone(e.Verbs.Error)
+		e.incomplete(SourceVerbs, fmt.Errorf("libibverbs: %s", msg), verbsCause(msg))
+	}
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -14,6 +15,10 @@ type Inventory struct {
 	Node  string          `json:"node" yaml:"node"`
 	GPUs  []InventoryGPU  `json:"gpus" yaml:"gpus"`
 	Paths []InventoryPath `json:"paths" yaml:"paths"`
+	// Warnings say what the map was made without: a source that could
+	// not be used (NVML: no UUIDs, names or indexes), sources that
+	// disagree, a part of sysfs that could not be read.
+	Warnings []string `json:"warnings,omitempty" yaml:"warnings,omitempty"`
 }
 
 // InventoryGPU is one GPU and its rail.
@@ -62,7 +67,29 @@ func (e *Evidence) Inventory() Inventory {
 	for _, p := range e.Paths {
 		inv.Paths = append(inv.Paths, InventoryPath{GPU: p.GPU, GPUIndex: p.GPUIndex, NIC: p.NIC, Path: p.Class})
 	}
+	for _, p := range e.Problems {
+		if !p.Fatal {
+			inv.Warnings = append(inv.Warnings, p.String())
+		}
+	}
 	return inv
+}
+
+// MapError says why the GPU <-> NIC map is not complete: a fatal problem,
+// or GPUs NVML lists that sysfs cannot place. Sources that only add to
+// the map (NVML's UUIDs and names) leave it complete.
+func (e *Evidence) MapError() error {
+	if err := e.Fatal(); err != nil {
+		return err
+	}
+	if len(e.NVMLOnly) > 0 {
+		for _, p := range e.Problems {
+			if p.Source == SourceGPUs && p.Incomplete {
+				return errors.New(p.String())
+			}
+		}
+	}
+	return nil
 }
 
 // firstActivePort picks the port a rail uses: the first active one, else
@@ -121,8 +148,10 @@ func Drift(expected, actual Inventory) []string {
 			out = append(out, fmt.Sprintf("GPU %s (%s) is missing; expected %s on rail %s", w.BusID, w.UUID, w.Name, railOf(w)))
 			continue
 		}
-		who := fmt.Sprintf("GPU %d %s", g.Index, g.BusID)
-		if w.UUID != "" && g.UUID != w.UUID {
+		who := inventoryName(g)
+		// An unknown UUID (NVML did not answer) is not a swap; the
+		// inventory's warnings say what it was made without.
+		if w.UUID != "" && g.UUID != "" && g.UUID != w.UUID {
 			out = append(out, fmt.Sprintf("%s: UUID %s, expected %s (GPU swapped)", who, g.UUID, w.UUID))
 		}
 		if g.PreferredNIC != w.PreferredNIC || g.Path != w.Path {
@@ -141,9 +170,25 @@ func Drift(expected, actual Inventory) []string {
 	sort.Strings(extra)
 	for _, id := range extra {
 		g := act[id]
-		out = append(out, fmt.Sprintf("GPU %d %s (%s) is not in the expected inventory", g.Index, g.BusID, g.UUID))
+		out = append(out, fmt.Sprintf("%s (%s) is not in the expected inventory", inventoryName(g), orUnknownUUID(g.UUID)))
 	}
 	return out
+}
+
+// inventoryName is "GPU 3 0000:39:00.0", or the bus id alone where NVML
+// gave no index.
+func inventoryName(g InventoryGPU) string {
+	if g.Index < 0 {
+		return "GPU " + g.BusID
+	}
+	return fmt.Sprintf("GPU %d %s", g.Index, g.BusID)
+}
+
+func orUnknownUUID(u string) string {
+	if u == "" {
+		return "UUID unknown"
+	}
+	return u
 }
 
 func railOf(g InventoryGPU) string {

@@ -67,7 +67,7 @@ func KernelAtLeast(release string, major, minor int) bool {
 func (h Host) Kernel() (KernelFacts, error) {
 	var k KernelFacts
 	var err error
-	if k.Release, err = readString(h.proc("sys", "kernel", "osrelease")); err != nil && !errors.Is(err, ErrAbsent) {
+	if k.Release, err = h.kernelRelease(); err != nil && !errors.Is(err, ErrAbsent) {
 		return k, err
 	}
 	if v, err := readString(h.proc("driver", "nvidia", "version")); err == nil {
@@ -95,6 +95,30 @@ func (h Host) Kernel() (KernelFacts, error) {
 	}
 	k.Log, k.LogReadable = h.kernelLog()
 	return k, nil
+}
+
+// kernelRelease reads proc/sys/kernel/osrelease ("6.8.0-60-generic"), or,
+// where a tree has only proc/version, its third word ("Linux version
+// 6.8.0-60-generic (buildd@...) ..."). Both absent is ErrAbsent.
+func (h Host) kernelRelease() (string, error) {
+	rel, err := readString(h.proc("sys", "kernel", "osrelease"))
+	if !errors.Is(err, ErrAbsent) {
+		return rel, err
+	}
+	v, verr := readString(h.proc("version"))
+	if verr != nil {
+		return "", fmt.Errorf("%w; %w", err, verr)
+	}
+	f := strings.Fields(v)
+	if len(f) < 3 || f[0] != "Linux" || f[1] != "version" {
+		return "", fmt.Errorf("reading %q: %q is not \"Linux version RELEASE ...\"", h.proc("version"), firstLine(v))
+	}
+	return f[2], nil
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }
 
 // parseDriverVersion reads the first line of /proc/driver/nvidia/version:

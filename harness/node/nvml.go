@@ -34,7 +34,7 @@ type NVMLError struct {
 
 func (e *NVMLError) Error() string {
 	if e.Ret == nvml.ERROR_LIBRARY_NOT_FOUND {
-		return "NVML: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)"
+		return "NVML: libnvidia-ml.so.1 not found (ERROR_LIBRARY_NOT_FOUND)"
 	}
 	return fmt.Sprintf("NVML: %s: %s", e.What, returnName(e.Ret))
 }

@@ -77,8 +77,12 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 		}
 	}
 
-	rec := NVMLRecording{}
-	if f, err := CollectNVML(lib); err != nil {
+	rec := NVMLRecording{Library: src.NVMLLibrary}
+	f, err := CollectNVML(lib)
+	if rec.Library == "" && h.Live() {
+		rec.Library = loadedLibrary("libnvidia-ml.so")
+	}
+	if err != nil {
 		// Record the return code, so the replay fails the same way.
 		rec.InitError = returnName(nvml.ERROR_UNKNOWN)
 		var ne *NVMLError

@@ -59,8 +59,9 @@ type Options struct {
 }
 
 // Run collects the node's evidence and runs the specs. It returns results
-// even when the node cannot be evaluated: the report says why, and the exit
-// code is 2.
+// even when the node cannot be evaluated, or only in part (NVML, libcuda or
+// libibverbs could not be used): the report says why, and the exit code is
+// 2.
 func Run(opt Options) (*results.Results, *node.Evidence, error) {
 	if err := suites.CheckLabels(opt.Suites); err != nil {
 		return nil, nil, err
@@ -141,10 +142,12 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		// A source that could not be used leaves the node judged only
+		// in part: its verdicts are reported, and it exits 2.
 		n.Status = results.NodeEvaluated
-		if fe := ev.Fatal(); fe != nil {
+		if err := ev.Incomplete(); err != nil {
 			n.Status = results.NodeUnevaluable
-			n.Reason = fe.Error()
+			n.Reason = err.Error()
 		}
 	}
 	n.Finished = time.Now().UTC()

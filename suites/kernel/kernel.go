@@ -70,6 +70,7 @@ var _ = suites.Describe("kernel", func() {
 			}
 			Skip(reason + ": the registration proof needs a NIC")
 		}
+		Expect(ev.CUDA).To(suites.HaveLibcuda("no GPU buffer to register: libcuda did not answer"))
 		Expect(ev.Verbs).To(suites.HaveAttemptedRegistrations())
 		mech := ev.Mechanism().Mechanism
 		want := node.PathDMABuf

@@ -72,11 +72,19 @@ var _ = suites.Describe("topology", func() {
 	})
 
 	It("runs every GPU and NIC link at its maximum width and speed", func() {
-		var bad []string
+		var bad, unjudged []string
 		for _, g := range ev.GPUs {
 			if down, what := g.Downtrained(); down {
 				bad = append(bad, fmt.Sprintf("%s link is downtrained in %s: %s; expected %s", suites.GPUName(g), what, linkNow(g), linkMax(g)))
 			}
+			if g.Source == "sysfs" {
+				unjudged = append(unjudged, g.BusID)
+			}
+		}
+		if len(unjudged) > 0 {
+			// A GPU slows its link when idle; only NVML's performance
+			// state tells that from a downtrained one.
+			suites.Warn("GPU(s) %s judged from sysfs alone: link width checked, generation not (NVML gave no performance state)", strings.Join(unjudged, ", "))
 		}
 		for _, n := range ev.NICs {
 			if l := n.Link; l != nil && (l.CurWidth < l.MaxWidth || l.CurSpeedGTs < l.MaxSpeedGTs) {
@@ -102,7 +110,7 @@ var _ = suites.Describe("topology", func() {
 			}
 			for _, b := range p.Bridges {
 				if a, ok := acs[b]; ok && a.Redirects() {
-					bad = append(bad, fmt.Sprintf("GPU %d %s -> %s: bridge %s has ACS %s; expected no P2P redirect", p.GPUIndex, p.GPU, p.NIC, b, redirects(a)))
+					bad = append(bad, fmt.Sprintf("%s -> %s: bridge %s has ACS %s; expected no P2P redirect", suites.GPUName(node.GPU{Index: p.GPUIndex, BusID: p.GPU}), p.NIC, b, redirects(a)))
 				}
 			}
 		}
@@ -125,6 +133,7 @@ var _ = suites.Describe("topology", func() {
 	})
 
 	It("has working peer access between GPUs joined by NVLink", func() {
+		suites.SkipWithout(node.SourceNVML, "NVLink state and peer access are known only to NVML")
 		nvlinked := map[string]node.GPU{}
 		for _, g := range ev.GPUs {
 			if g.NVLinks.Up > 0 {

@@ -3,6 +3,7 @@ package libcuda
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -21,12 +22,17 @@ var (
 
 // A few CUresult codes from cuda.h, for comparison with Error.Code.
 const (
-	CodeInvalidValue   = 1   // CUDA_ERROR_INVALID_VALUE
-	CodeOutOfMemory    = 2   // CUDA_ERROR_OUT_OF_MEMORY
-	CodeNotInitialized = 3   // CUDA_ERROR_NOT_INITIALIZED
-	CodeNoDevice       = 100 // CUDA_ERROR_NO_DEVICE
-	CodeInvalidDevice  = 101 // CUDA_ERROR_INVALID_DEVICE
-	CodeNotSupported   = 801 // CUDA_ERROR_NOT_SUPPORTED
+	CodeInvalidValue               = 1   // CUDA_ERROR_INVALID_VALUE
+	CodeOutOfMemory                = 2   // CUDA_ERROR_OUT_OF_MEMORY
+	CodeNotInitialized             = 3   // CUDA_ERROR_NOT_INITIALIZED
+	CodeInsufficientDriver         = 35  // CUDA_ERROR_INSUFFICIENT_DRIVER
+	CodeNoDevice                   = 100 // CUDA_ERROR_NO_DEVICE
+	CodeInvalidDevice              = 101 // CUDA_ERROR_INVALID_DEVICE
+	CodeOperatingSystem            = 304 // CUDA_ERROR_OPERATING_SYSTEM
+	CodeNotSupported               = 801 // CUDA_ERROR_NOT_SUPPORTED
+	CodeSystemDriverMismatch       = 803 // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+	CodeCompatNotSupportedOnDevice = 804 // CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE
+	CodeUnknown                    = 999 // CUDA_ERROR_UNKNOWN
 )
 
 // Error is a CUresult other than CUDA_SUCCESS returned by a driver call.
@@ -57,6 +63,22 @@ func (e *Error) Error() string {
 		b.WriteString(e.Text)
 	}
 	return b.String()
+}
+
+// codeInText finds the CUresult in an Error's text: "NAME (803)" or
+// "CUresult 803".
+var codeInText = regexp.MustCompile(`(?:CUDA_[A-Z_]+ \((\d+)\)|CUresult (\d+))`)
+
+// ParseCode reads the CUresult back from the text of an *Error, as
+// recordings keep it ("cuInit: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803):
+// ..."); false when the text holds none.
+func ParseCode(text string) (int, bool) {
+	m := codeInText.FindStringSubmatch(text)
+	if m == nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(m[1] + m[2])
+	return n, err == nil
 }
 
 // IsCode reports whether err holds an *Error with this CUresult code.

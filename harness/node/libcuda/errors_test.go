@@ -123,3 +123,21 @@ func TestAttributeString(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCodeReadsTheCUresultBackFromAnErrorsText(t *testing.T) {
+	tests := []struct {
+		text string
+		code int
+		ok   bool
+	}{
+		{(&Error{Call: "cuInit", Code: CodeSystemDriverMismatch, Name: "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", Text: "system has unsupported display driver / cuda driver combination"}).Error(), CodeSystemDriverMismatch, true},
+		{(&Error{Call: "cuInit", Code: CodeNoDevice, Name: "CUDA_ERROR_NO_DEVICE"}).Error(), CodeNoDevice, true},
+		{(&Error{Call: "cuInit", Code: CodeUnknown}).Error(), CodeUnknown, true},
+		{"libcuda.so.1 not found: libcuda.so.1: cannot open shared object file: No such file or directory", 0, false},
+	}
+	for _, tt := range tests {
+		if code, ok := ParseCode(tt.text); code != tt.code || ok != tt.ok {
+			t.Errorf("ParseCode(%q) = %d, %t; want %d, %t", tt.text, code, ok, tt.code, tt.ok)
+		}
+	}
+}

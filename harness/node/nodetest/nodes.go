@@ -205,6 +205,7 @@ func Fixtures() []Fixture {
 		{"gh200x4-c2c-cx7", "4 x GH200 (aarch64, one NUMA node per Grace), NVLinked GPUs, one ConnectX-7 per Grace reached over NVLink-C2C (P2C)", GH200x4},
 		{"rtx6000ada2-bar1-256mib", "2 x RTX 6000 Ada with a 256 MiB BAR1, idle at Gen1 in P8, closed driver: BAR1 too small and no peer-memory path", RTX6000Ada2},
 		{"cpu-no-gpu", "one ConnectX-7 and no NVIDIA GPU; the driver is not loaded", NoGPU},
+		{"h100x8-nvml-version-mismatch", "the H100 node after a driver upgrade without a reboot: NVML and libcuda fail with the driver/library version mismatch; judged from sysfs", NVMLVersionMismatch},
 	}
 }
 
