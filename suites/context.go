@@ -55,6 +55,10 @@ type Context struct {
 	NCCL *nccl.Measurements
 	// NCCLErr says why there are none (nccl-tests not found).
 	NCCLErr error
+	// NCCLBlocked: nccl-tests could not run because the node's CUDA is
+	// broken, which the node's setup case reports; the NCCL specs skip
+	// rather than fail once each for the same cause.
+	NCCLBlocked bool
 	// Perftest holds the loopback RDMA runs through each rail NIC, when
 	// the fabric area was selected and perftest was found.
 	Perftest    []perftest.RailRun
@@ -63,6 +67,10 @@ type Context struct {
 	// (no match, naming the profile looked for) in BaselineErr.
 	Baseline    *baseline.Baseline
 	BaselineErr error
+	// BaselineUnknowable: the facts a profile is matched by are missing
+	// (NVML could not be used), which the node's setup case already
+	// reports; comparisons skip rather than fail a second time.
+	BaselineUnknowable bool
 	// Scaling holds an allocation's multi-node runs, for the scaling
 	// area (Evidence is nil then: the allocation is not one node);
 	// ScalingErr says why there are none.

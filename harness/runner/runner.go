@@ -9,6 +9,7 @@ package runner
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"slices"
 	"time"
@@ -119,11 +120,23 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 		sc := &suites.Context{Evidence: ev, Config: opt.Config}
 		// Matched before the runs to size them, and again after, once
 		// the NCCL version is known.
-		sc.Baseline, sc.BaselineErr = store.Match(BaselineFacts(ev, ""))
-		if suites.NeedNCCL(opt.Suites) && ev.Fatal() == nil {
+		match := func(ncclVer string) {
+			sc.Baseline, sc.BaselineErr = store.Match(BaselineFacts(ev, ncclVer))
+			if p, ok := ev.Unusable("nvml"); ok {
+				// The profile's GPU model and interconnect are NVML's:
+				// without it a match would be a guess.
+				sc.Baseline, sc.BaselineErr = nil, fmt.Errorf("no baseline can be matched: the GPU model and interconnect profiles are matched by come from NVML, which could not be used (%s)", p.Message)
+				sc.BaselineUnknowable = true
+			}
+		}
+		match("")
+		if p, ok := ev.Unusable("libcuda"); ok && suites.NeedNCCL(opt.Suites) {
+			sc.NCCLErr = fmt.Errorf("nccl-tests not run: libcuda could not be used, so no CUDA program can (%s)", p.Message)
+			sc.NCCLBlocked = true
+		} else if suites.NeedNCCL(opt.Suites) && ev.Fatal() == nil {
 			sc.NCCL, sc.NCCLErr = measureNCCL(opt, h, ev, sc.Baseline)
 			if sc.NCCL != nil {
-				sc.Baseline, sc.BaselineErr = store.Match(BaselineFacts(ev, ncclVersion(sc.NCCL)))
+				match(ncclVersion(sc.NCCL))
 				n.Runs = ncclRuns(sc.NCCL, n.Name, sc.Baseline)
 				if err := keepLogs(opt.LogDir, sc.NCCL, n.Runs); err != nil {
 					return nil, nil, err
