@@ -21,8 +21,10 @@ func newSnapshotCmd(o *options) *cobra.Command {
 		Short: "Record this node's evidence so it can be replayed elsewhere",
 		Long: `Snapshot records what gdrcheck reads on this node: the sysfs and procfs
 files of the PCI devices, RDMA devices, IOMMU groups and NVIDIA modules
-(symlinks kept), the names of the device nodes, and NVML's and rdmamap's
-answers. Replay it on any machine, GPU or not:
+(symlinks kept), NVML's and rdmamap's answers, and what the container
+suite reads of this process: each GPU and RDMA device node with its type
+and major:minor and whether it opened, memlock and capabilities. Replay it
+on any machine, GPU or not:
 
   gdrcheck snapshot --out node42.ttar            # on the node, as root
   gdrcheck run --host-root node42.ttar           # anywhere

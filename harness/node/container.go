@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"golang.org/x/sys/unix"
 )
 
@@ -34,6 +35,22 @@ type ContainerFacts struct {
 	CapEff      string            `json:"cap_eff,omitempty"` // the raw mask
 	InfiniBand  []string          `json:"infiniband"`        // /sys/class/infiniband as seen here
 	Env         map[string]string `json:"env,omitempty"`     // NVIDIA_VISIBLE_DEVICES, MELLANOX_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES
+	// NoGPU is set when no GPU of the node is exposed to this process at
+	// all; nil when some is, or when the host has none to expose.
+	NoGPU *HiddenGPUs `json:"no_gpu,omitempty"`
+}
+
+// HiddenGPUs is a container that was given none of the node's GPUs: the
+// host's sysfs shows NVIDIA GPUs, yet this process has no /dev/nvidia*
+// node (as found before NVML ran) and NVML does not answer. It is a fact
+// about the container, not a node that cannot be evaluated.
+type HiddenGPUs struct {
+	HostGPUs int    `json:"host_gpus"`        // NVIDIA GPUs in sysfs
+	Driver   string `json:"driver,omitempty"` // the driver this kernel runs (proc/driver/nvidia/version); empty if none shows
+	NVML     string `json:"nvml"`             // NVML's failure here
+	// NoLibrary: libnvidia-ml.so.1 is not reachable, which the runtime's
+	// hook (or CDI spec) mounts in along with the device nodes.
+	NoLibrary bool `json:"no_library"`
 }
 
 // DeviceNode is one /dev entry GPUDirect needs.
@@ -47,7 +64,53 @@ type DeviceNode struct {
 	// Denied is an open refused with EPERM although the node exists and
 	// root asked: a cgroup device rule, not file permissions.
 	Denied bool `json:"denied,omitempty"`
+	// NoDriver is an open refused with ENXIO or ENODEV: no driver answers
+	// the node's numbers in this kernel.
+	NoDriver bool `json:"no_driver,omitempty"`
+	// Type and Number are what stat found at Path: the file type and, for
+	// a device, its numbers. An empty Type is unknown (a recording older
+	// than these fields), not wrong.
+	Type   string  `json:"type,omitempty"`
+	Number *DevNum `json:"number,omitempty"`
+	// Want is the device Path must be, from the numbers its driver
+	// registered; nil where gdrcheck expects no particular device.
+	Want *DeviceID `json:"want,omitempty"`
 }
+
+// TypeCharDevice is a DeviceNode.Type; the others are "block device",
+// "regular file", "directory", "FIFO" and "socket".
+const TypeCharDevice = "character device"
+
+// DevNum is a device's major and minor number.
+type DevNum struct {
+	Major uint32 `json:"major"`
+	Minor uint32 `json:"minor"`
+}
+
+func (n DevNum) String() string { return fmt.Sprintf("%d:%d", n.Major, n.Minor) }
+
+// DeviceID is the character device a node must be to be the one it
+// names: a bind mount over it, or a placeholder a runtime created, opens
+// without being it.
+type DeviceID struct {
+	What string `json:"what"` // "the GPU's device node", "NVIDIA's control device"
+	// Majors are the majors it may have (a driver may register more than
+	// one); none means not known, and Unknown says why.
+	Majors  []uint32 `json:"majors,omitempty"`
+	Minor   *uint32  `json:"minor,omitempty"` // nil: any minor of those majors
+	Unknown string   `json:"unknown,omitempty"`
+}
+
+// Fixed numbers: the NVIDIA driver's major (NV_MAJOR_DEVICE_NUMBER) with
+// nvidiactl at minor 255 and GPU N at minor N, and the misc major that
+// rdma_cm registers under.
+const (
+	nvidiaMajor     = 195
+	nvidiactlMinor  = 255
+	miscMajor       = 10
+	nvidiaUVMName   = "nvidia-uvm"
+	uverbsMajorName = "infiniband_verbs"
+)
 
 // Unlimited reports an unlimited RLIMIT_MEMLOCK.
 func (c ContainerFacts) Unlimited() bool { return c.MemlockSoft == nil }
@@ -64,8 +127,8 @@ var ContainerVariables = []string{"NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICE
 // they miss, which would hide exactly what the container suite looks for.
 type DeviceView map[string]DeviceNode
 
-// ObserveDevices stats and opens every NVIDIA and RDMA device node now;
-// call it before collecting evidence.
+// ObserveDevices stats (type and numbers) and opens every NVIDIA and RDMA
+// device node now; call it before collecting evidence.
 func ObserveDevices() DeviceView {
 	v := DeviceView{}
 	for _, pat := range []string{"/dev/nvidia*", "/dev/infiniband/*"} {
@@ -102,7 +165,11 @@ func (h Host) CollectContainer(e *Evidence, view DeviceView) (ContainerFacts, er
 			c.Env[k] = v
 		}
 	}
-	c.Devices = expectedDevices(e)
+	observed := view
+	if observed == nil {
+		observed = ObserveDevices()
+	}
+	c.Devices = h.expectedDevices(e)
 	for i := range c.Devices {
 		d := &c.Devices[i]
 		if view == nil {
@@ -111,6 +178,7 @@ func (h Host) CollectContainer(e *Evidence, view DeviceView) (ContainerFacts, er
 		}
 		if seen, ok := view[d.Path]; ok {
 			d.Present, d.Openable, d.Error, d.Errno, d.Denied = seen.Present, seen.Openable, seen.Error, seen.Errno, seen.Denied
+			d.NoDriver, d.Type, d.Number = seen.NoDriver, seen.Type, seen.Number
 			continue
 		}
 		d.Error = "absent when gdrcheck started"
@@ -144,16 +212,81 @@ func (h Host) CollectContainer(e *Evidence, view DeviceView) (ContainerFacts, er
 		c.InfiniBand = append(c.InfiniBand, d.Name())
 	}
 	sort.Strings(c.InfiniBand)
+	c.NoGPU = hiddenGPUs(e, observed, c.Runtime)
 	return c, nil
 }
 
-// expectedDevices lists the nodes GPUDirect needs: nvidiactl and
-// nvidia-uvm, /dev/nvidiaN for every GPU, and for every rail NIC its
-// uverbs node, plus rdma_cm.
-func expectedDevices(e *Evidence) []DeviceNode {
+// hiddenGPUs says whether this process was given none of the host's
+// GPUs: sysfs shows some, NVML sees none, and /dev held no /dev/nvidia*
+// node before NVML ran. Bare metal without a loaded driver is the
+// driver's problem, not a container's, and stays one.
+func hiddenGPUs(e *Evidence, view DeviceView, runtime string) *HiddenGPUs {
+	if len(e.GPUs) == 0 {
+		return nil
+	}
+	for _, g := range e.GPUs {
+		if g.Source != "sysfs" {
+			return nil
+		}
+	}
+	p, ok := e.Problem("nvml")
+	if !ok {
+		return nil
+	}
+	for path, d := range view {
+		if strings.HasPrefix(path, "/dev/nvidia") && d.Present {
+			return nil
+		}
+	}
+	if runtime == "none" && e.Host.DriverVersion == "" {
+		return nil
+	}
+	notFound := (&NVMLError{Ret: nvml.ERROR_LIBRARY_NOT_FOUND}).Error()
+	return &HiddenGPUs{HostGPUs: len(e.GPUs), Driver: e.Host.DriverVersion, NVML: p.Message, NoLibrary: p.Message == notFound}
+}
+
+// KeepWithoutGPUs makes NVML's failure a container fact rather than a
+// fatal problem where the container facts say no GPU is exposed here, so
+// that the container checks that need no GPU (memlock, CAP_IPC_LOCK, RDMA
+// devices) still run and name their causes beside the missing GPUs. Only
+// for a run of the container suite alone: the other suites need NVML.
+func (e *Evidence) KeepWithoutGPUs() bool {
+	if e.Container == nil || e.Container.NoGPU == nil {
+		return false
+	}
+	for i := range e.Problems {
+		if e.Problems[i].Source == "nvml" {
+			e.Problems[i].Fatal = false
+		}
+	}
+	return true
+}
+
+// expectedDevices lists the nodes GPUDirect needs, each with the device
+// it must be: nvidiactl and nvidia-uvm, /dev/nvidiaN for every GPU, and
+// for every rail NIC its uverbs node, plus rdma_cm. Majors the drivers
+// chose at load time come from proc/devices and proc/misc; where those
+// are unreadable or lack the driver, the numbers are unknown, not wrong.
+func (h Host) expectedDevices(e *Evidence) []DeviceNode {
+	majors, merr := h.CharMajors()
+	misc, _ := h.MiscMinors()
+	dynamic := func(what, name string, minor *uint32) *DeviceID {
+		id := &DeviceID{What: what, Majors: majors[name], Minor: minor}
+		switch {
+		case merr != nil:
+			id.Unknown = merr.Error()
+		case len(id.Majors) == 0:
+			id.Unknown = "no " + name + " in proc/devices"
+		}
+		return id
+	}
+	fixed := func(what string, major, minor uint32) *DeviceID {
+		return &DeviceID{What: what, Majors: []uint32{major}, Minor: &minor}
+	}
+	zero := uint32(0)
 	out := []DeviceNode{
-		{Path: "/dev/nvidiactl", For: "all GPUs"},
-		{Path: "/dev/nvidia-uvm", For: "all GPUs"},
+		{Path: "/dev/nvidiactl", For: "all GPUs", Want: fixed("NVIDIA's control device", nvidiaMajor, nvidiactlMinor)},
+		{Path: "/dev/nvidia-uvm", For: "all GPUs", Want: dynamic("the nvidia-uvm device", nvidiaUVMName, &zero)},
 	}
 	for _, g := range e.GPUs {
 		n := g.Index
@@ -168,7 +301,7 @@ func expectedDevices(e *Evidence) []DeviceNode {
 		if g.Index < 0 {
 			who = "GPU " + g.BusID + " (NVML does not see it)"
 		}
-		out = append(out, DeviceNode{Path: "/dev/nvidia" + strconv.Itoa(n), For: who})
+		out = append(out, DeviceNode{Path: "/dev/nvidia" + strconv.Itoa(n), For: who, Want: fixed("the GPU's device node", nvidiaMajor, uint32(n))})
 	}
 	rails := map[string]bool{}
 	for _, p := range e.Paths {
@@ -187,22 +320,36 @@ func expectedDevices(e *Evidence) []DeviceNode {
 		if dev == "" {
 			dev = "/dev/infiniband/uverbs? (unknown: rdmamap gave none)"
 		}
-		out = append(out, DeviceNode{Path: dev, For: "NIC " + name})
+		// uverbsN of N < 32 is 231:192+N, later ones take minors of a
+		// second major; both are "infiniband_verbs", so only the major
+		// is checked.
+		out = append(out, DeviceNode{Path: dev, For: "NIC " + name, Want: dynamic("an RDMA verbs device", uverbsMajorName, nil)})
 	}
 	if len(names) > 0 {
-		out = append(out, DeviceNode{Path: "/dev/infiniband/rdma_cm", For: "RDMA connection manager"})
+		cm := &DeviceID{What: "the RDMA connection manager", Majors: []uint32{miscMajor}}
+		if m, ok := misc["rdma_cm"]; ok {
+			cm.Minor = &m
+		}
+		out = append(out, DeviceNode{Path: "/dev/infiniband/rdma_cm", For: "RDMA connection manager", Want: cm})
 	}
 	return out
 }
 
-// probeDevice stats and opens a device node the way CUDA and libibverbs
-// do (read-write), and closes it at once.
+// probeDevice stats a device node, noting what it is, then opens it the
+// way CUDA and libibverbs do (read-write) and closes it at once.
 func probeDevice(d *DeviceNode) {
-	if _, err := os.Stat(d.Path); err != nil {
+	fi, err := os.Stat(d.Path)
+	if err != nil {
 		d.Error = err.Error()
 		return
 	}
 	d.Present = true
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		d.Type = fileType(st.Mode)
+		if st.Mode&unix.S_IFMT == unix.S_IFCHR || st.Mode&unix.S_IFMT == unix.S_IFBLK {
+			d.Number = &DevNum{Major: unix.Major(uint64(st.Rdev)), Minor: unix.Minor(uint64(st.Rdev))}
+		}
+	}
 	fd, err := unix.Open(d.Path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 	if err != nil {
 		d.Error = (&os.PathError{Op: "open", Path: d.Path, Err: err}).Error()
@@ -210,11 +357,31 @@ func probeDevice(d *DeviceNode) {
 		if errors.As(err, &errno) {
 			d.Errno = int(errno)
 			d.Denied = errno == syscall.EPERM
+			d.NoDriver = errno == syscall.ENXIO || errno == syscall.ENODEV
 		}
 		return
 	}
 	unix.Close(fd)
 	d.Openable = true
+}
+
+// fileType names the type bits of a stat mode.
+func fileType(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFCHR:
+		return TypeCharDevice
+	case unix.S_IFBLK:
+		return "block device"
+	case unix.S_IFREG:
+		return "regular file"
+	case unix.S_IFDIR:
+		return "directory"
+	case unix.S_IFIFO:
+		return "FIFO"
+	case unix.S_IFSOCK:
+		return "socket"
+	}
+	return "special file"
 }
 
 // capEff reads the effective capability mask of this process.

@@ -33,11 +33,17 @@ type SnapshotMeta struct {
 
 // Snapshot records the parts of the host the collectors read into dst:
 // sysfs and procfs files under dst/sys and dst/proc with their symlinks,
-// device node names under dst/dev, and NVML's and rdmamap's answers under
-// dst/gdrcheck. `gdrcheck run --host-root dst` replays it on any machine.
-// src.GPUDirect, when set, is run and its answers recorded too.
+// device node names under dst/dev, and NVML's and rdmamap's answers and
+// the container facts under dst/gdrcheck. `gdrcheck run --host-root dst`
+// replays it on any machine. src.GPUDirect, when set, is run and its
+// answers recorded too.
 func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, error) {
 	lib := src.NVML
+	// /dev before NVML runs: it creates the device nodes it misses.
+	var view DeviceView
+	if h.Live() {
+		view = ObserveDevices()
+	}
 	s := &snapshotter{h: h, dst: dst, done: map[string]bool{}}
 	meta := SnapshotMeta{Taken: time.Now().UTC(), Tool: tool}
 	meta.Hostname, _ = readString(h.proc("sys", "kernel", "hostname"))
@@ -63,12 +69,13 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 		s.glob("sys/module/" + m + "/parameters/*")
 	}
 	s.tree("sys/kernel/mm/memory_peers", 3)
-	for _, f := range []string{"sys/kernel/hostname", "sys/kernel/osrelease", "sys/kernel/version", "cmdline", "version", "stat", "meminfo", "driver/nvidia/version", "driver/nvidia/params"} {
+	for _, f := range []string{"sys/kernel/hostname", "sys/kernel/osrelease", "sys/kernel/version", "cmdline", "version", "stat", "meminfo", "devices", "misc", "driver/nvidia/version", "driver/nvidia/params"} {
 		s.file("proc/" + f)
 	}
 	s.glob("proc/driver/nvidia/gpus/*/information")
-	// Device nodes are recorded by name only: the container suite checks
-	// that they exist.
+	// Device nodes are recorded by name under dev/, where rdmamap looks
+	// for them; what each is (type, numbers) and whether it opened goes
+	// into the container recording.
 	for _, pat := range []string{"dev/infiniband/*", "dev/nvidia*"} {
 		matches, _ := filepath.Glob(h.path(pat))
 		for _, m := range matches {
@@ -99,12 +106,22 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 		s.problems = append(s.problems, err.Error())
 	}
 	s.json(rdmaRecording, rm)
+	// The probe registers with each GPU's rail NIC and the container facts
+	// name each GPU's node, so both need the node's evidence first.
+	ev := Collect(h, Sources{NVML: ReplayNVML(rec)})
 	if src.GPUDirect != nil {
-		// The probe registers with each GPU's rail NIC, so it needs the
-		// node's paths first.
-		ev := Collect(h, Sources{NVML: ReplayNVML(rec)})
 		ev.ProbeGPUDirect(src.GPUDirect, nil)
 		s.json(gpudirectRecording, GPUDirectRecording{CUDA: ev.CUDA, Verbs: ev.Verbs})
+	}
+	if h.Live() {
+		c, err := h.CollectContainer(ev, view)
+		if err != nil {
+			s.problems = append(s.problems, err.Error())
+		} else {
+			s.json(containerRecording, c)
+		}
+	} else {
+		s.file(containerRecording)
 	}
 	// Only the kernel log lines about peer memory are kept: the rest of
 	// the log is none of the recipient's business.

@@ -104,12 +104,18 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 		if suites.NeedProbe(opt.Suites) {
 			ev.ProbeGPUDirect(src.GPUDirect, src.GPUDirectErr)
 		}
-		if slices.Contains(opt.Suites, "container") && ev.Fatal() == nil {
+		// Run alone, the container suite judges a container given no GPU
+		// (NVML unreachable there) instead of calling the node unevaluable.
+		alone := len(opt.Suites) == 1
+		if slices.Contains(opt.Suites, "container") && (ev.Fatal() == nil || alone) {
 			c, err := h.CollectContainer(ev, devs)
 			if err != nil {
 				return nil, nil, err
 			}
 			ev.Container = &c
+			if alone {
+				ev.KeepWithoutGPUs()
+			}
 		}
 		ev.Relabel(opt.HostLabel)
 		n.Name = nodeName(opt.NodeName, ev.Host.Hostname)

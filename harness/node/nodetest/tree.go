@@ -44,6 +44,7 @@ type Tree struct {
 	cpus   map[string]string
 	groups int
 	uverbs int
+	gpus   int
 	errs   []error
 }
 
@@ -168,6 +169,7 @@ func (t *Tree) device(parent, addr string, vendor, device, class uint32, l Link,
 // GPU adds an NVIDIA GPU function (3D controller) with its link.
 func (t *Tree) GPU(parent, addr string, deviceID uint32, l Link) {
 	t.device(parent, addr, 0x10de, deviceID, 0x030200, l, nil)
+	t.gpus++
 }
 
 // NIC describes an RDMA function: its ibdev name, netdev and ports.
@@ -264,6 +266,7 @@ func (t *Tree) Finish() error {
 		// Only where it differs, so the x86 trees stay as they were.
 		t.write("proc/sys/kernel/arch", t.Arch+"\n")
 	}
+	t.procDevices()
 	if t.Proprietary {
 		t.write("proc/driver/nvidia/version", fmt.Sprintf("NVRM version: NVIDIA UNIX %s Kernel Module  %s  Tue Sep 30 00:00:00 UTC 2025\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n", t.Arch, t.Driver))
 	} else {
@@ -311,6 +314,33 @@ func (t *Tree) Finish() error {
 		return fmt.Errorf("building tree %q: %w", t.Dir, t.errs[0])
 	}
 	return nil
+}
+
+// procDevices writes proc/devices and proc/misc with the majors and
+// minors the drivers of the tree's GPUs and NICs register, as a real H200
+// node lists them: nvidia 195, nvidia-uvm and the second uverbs region
+// dynamic, rdma_cm a misc device.
+func (t *Tree) procDevices() {
+	char := []string{"  1 mem", "  4 /dev/vc/0", "  4 tty", "  5 /dev/tty", "  5 /dev/console", "  5 /dev/ptmx", "  7 vcs", " 10 misc", " 13 input", "136 pts"}
+	if t.gpus > 0 {
+		char = append(char, "195 nvidia", "195 nvidiactl")
+	}
+	if t.uverbs > 0 {
+		char = append(char, "231 infiniband_mad", "231 infiniband_verbs")
+	}
+	if t.gpus > 0 {
+		char = append(char, "238 nvidia-uvm", "241 nvidia-caps")
+	}
+	if t.uverbs > 0 {
+		char = append(char, "244 infiniband_verbs", "245 infiniband_mad")
+	}
+	char = append(char, "248 bsg", "254 ndctl")
+	t.write("proc/devices", "Character devices:\n"+strings.Join(char, "\n")+"\n\nBlock devices:\n  7 loop\n259 blkext\n")
+	misc := "237 loop-control\n229 fuse\n235 autofs\n"
+	if t.uverbs > 0 {
+		misc = "258 rdma_cm\n" + misc
+	}
+	t.write("proc/misc", misc)
 }
 
 // Addresses lists the PCI functions added, sorted.
