@@ -255,8 +255,11 @@ func (e *Evidence) KeepWithoutGPUs() bool {
 		return false
 	}
 	for i := range e.Problems {
-		if e.Problems[i].Source == "nvml" {
-			e.Problems[i].Fatal = false
+		p := &e.Problems[i]
+		// NVML, libcuda, and verbs with nothing to register, all fail
+		// because no GPU is here: the container fact says so once.
+		if p.Source == "nvml" || p.Source == SourceCUDA || p.Source == SourceVerbs && strings.Contains(p.Message, "no GPU to register") {
+			p.Fatal, p.Incomplete = false, false
 		}
 	}
 	return true

@@ -102,24 +102,24 @@ func TestAContainerGivenNoGPUIsAFactNotAnUnevaluableNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := node.Collect(h, node.DefaultSources(h))
-	if ev.Fatal() == nil {
-		t.Fatal("NVML's missing library is not fatal to begin with")
+	if ev.Incomplete() == nil {
+		t.Fatal("NVML's missing library does not leave the node incomplete to begin with")
 	}
 	c := containerFacts(t, h, ev, node.DeviceView{})
-	wantHidden := &node.HiddenGPUs{HostGPUs: 8, Driver: "580.95.05", NVML: "NVML: libnvidia-ml.so.1 not found (is the NVIDIA driver installed?)", NoLibrary: true}
+	wantHidden := &node.HiddenGPUs{HostGPUs: 8, Driver: "580.95.05", NVML: "NVML: libnvidia-ml.so.1 not found (ERROR_LIBRARY_NOT_FOUND)", NoLibrary: true}
 	if !reflect.DeepEqual(c.NoGPU, wantHidden) {
 		t.Fatalf("NoGPU %+v, want %+v", c.NoGPU, wantHidden)
 	}
 	ev.Container = &c
-	if !ev.KeepWithoutGPUs() || ev.Fatal() != nil {
-		t.Errorf("NVML's failure is still fatal: %v", ev.Fatal())
+	if !ev.KeepWithoutGPUs() || ev.Incomplete() != nil {
+		t.Errorf("NVML's failure still leaves the node incomplete: %v", ev.Incomplete())
 	}
 
 	ev = node.Collect(h, node.DefaultSources(h))
 	ctl := node.DeviceNode{Path: "/dev/nvidiactl", Present: true}
 	c = containerFacts(t, h, ev, node.DeviceView{ctl.Path: ctl})
 	ev.Container = &c
-	if c.NoGPU != nil || ev.KeepWithoutGPUs() || ev.Fatal() == nil {
-		t.Errorf("with %s present: NoGPU %+v, fatal %v; want no such fact and NVML's failure fatal", ctl.Path, c.NoGPU, ev.Fatal())
+	if c.NoGPU != nil || ev.KeepWithoutGPUs() || ev.Incomplete() == nil {
+		t.Errorf("with %s present: NoGPU %+v, incomplete %v; want no such fact and NVML's failure kept", ctl.Path, c.NoGPU, ev.Incomplete())
 	}
 }
