@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -17,6 +18,16 @@ import (
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
+// analyzeExitCodes is the contract every analyze command keeps, for a CI
+// gate to rely on.
+const analyzeExitCodes = `Exit codes:
+  0  what it judged passed
+  1  it judged a failure: a failed run, a fallback, errors
+  2  nothing it can judge: the file is unreadable, empty, not the tool's
+     output, or partial (cut mid-line, killed, trimmed, stopping before its
+     last size); standard error says why and how to get one it can judge.
+     A failure already in a partial output is still judged: exit 1.`
+
 func newAnalyzeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "analyze",
@@ -28,19 +39,19 @@ and says what it shows. FILE "-" reads standard input.
   gdrcheck analyze nccl-tests FILE    the result table of an nccl-tests run
   gdrcheck analyze perftest FILE      bandwidth, memory and failure of a perftest run
 
-The NCCL log needs NCCL_DEBUG=INFO and, for the per-HCA GDR lines,
-NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,P2P,SHM.
+The NCCL log needs NCCL_DEBUG=INFO and, for the channel and per-HCA GDR
+lines, NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,P2P,SHM. Each command's --help
+says what it judges.
 
-Exit 0 when the run looks right (direct path; no nccl-tests failure), 1 when
-it does not (a fallback, a failed run), 2 when the file cannot be read.`,
+` + analyzeExitCodes,
 	}
 	cmd.AddCommand(newAnalyzeNCCLLogCmd(), newAnalyzeNCCLTestsCmd(), newAnalyzePerftestCmd())
 	return cmd
 }
 
-func openInput(name string) (io.ReadCloser, error) {
+func openInput(cmd *cobra.Command, name string) (io.ReadCloser, error) {
 	if name == "-" {
-		return io.NopCloser(os.Stdin), nil
+		return io.NopCloser(cmd.InOrStdin()), nil
 	}
 	return os.Open(name)
 }
@@ -51,6 +62,9 @@ func writeJSON(w io.Writer, v any) error {
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
+
+// debugHint is how to get an NCCL log the path can be judged from.
+var debugHint = "rerun with " + strings.Join(nccl.DebugEnv, " ") + ", which prints the channel lines NCCL's path is judged from"
 
 func newAnalyzeNCCLLogCmd() *cobra.Command {
 	var format string
@@ -64,115 +78,180 @@ NCCL version, the network, per HCA whether GPU Direct RDMA is enabled, and a
 verdict: direct, fallback or unknown, with the reasons. Offline the verdict
 takes intra-node P2P and inter-node NET with GDRDMA as direct.
 
+The text lists the findings with their line in the log: errors (NCCL's
+error traces, "transport/net.cc:1134 -> 6"), warnings (WARN lines) and
+hints (NCCL saying why it will not use GPU Direct RDMA, as "GPU Direct RDMA
+Disabled for HCA 0 'mlx5_0' (no module)", with what to do about it).
+
 The JSON has nccl_version, network, transports (class -> connections),
-gdr_hcas, verdict and reasons.`,
+gdr_hcas, verdict and reasons, findings (level, source, text, count, line),
+hints (kind, text, line, count, advice), partial and partial_reason.
+
+Exit 0: every channel connection took the direct path, in a log of a whole
+run (warnings may be listed). Exit 1: a fallback; an error NCCL reported;
+or a warning in a log without a direct connection. Exit 2: no NCCL debug
+line, no channel connection line, or a log that does not cover a whole run
+(cut, an excerpt, or stopping before NCCL destroyed its communicators).
+
+` + analyzeExitCodes,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := openInput(args[0])
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			f, err := openInput(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			defer f.Close()
 			s, err := nccl.ParseLog(f)
+			if errors.Is(err, nccl.ErrNoData) {
+				return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: %w: no NCCL debug line; %s", args[0], err, debugHint)}
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			w := cmd.OutOrStdout()
-			switch format {
-			case "json":
-				if err := writeJSON(w, s); err != nil {
-					return err
-				}
-			case "text":
-				t := reports.Table{Title: fmt.Sprintf("NCCL %s, network %s: %s", orDash(s.NCCLVersion), orDash(s.Network), s.Outcome), Header: []string{"transport", "connections"}}
-				for _, c := range slices.Sorted(maps.Keys(s.Transports)) {
-					t.Rows = append(t.Rows, []string{c, strconv.Itoa(s.Transports[c])})
-				}
-				if err := t.Render(w, reports.FormatText); err != nil {
-					return err
-				}
-				for _, h := range s.GDRHCAs {
-					b, _ := json.Marshal(h)
-					fmt.Fprintf(w, "GDR HCA: %s\n", b)
-				}
-				for _, r := range s.Reasons {
-					fmt.Fprintf(w, "- %s\n", r)
-				}
-				if s.Partial {
-					fmt.Fprintf(w, "partial: %s\n", s.PartialReason)
-				}
-			default:
-				return fmt.Errorf("--format %q: want text or json", format)
-			}
-			if s.Outcome != nccl.VerdictDirect {
-				return &exitError{code: results.ExitFailed}
-			}
-			return nil
+			code, why := judgeLog(s)
+			return analyzeReport(cmd.OutOrStdout(), args[0], format, s, func(w io.Writer) error { return printLog(w, s, code, why) }, code, why)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	return cmd
 }
 
-func newAnalyzeNCCLTestsCmd() *cobra.Command {
-	var format string
-	cmd := &cobra.Command{
-		Use:   "nccl-tests FILE",
-		Short: "Read the result table of an nccl-tests run (text or -J JSON)",
-		Long: `nccl-tests reads the output of all_reduce_perf and the other nccl-tests
-binaries, as text or as the JSON file written by -J (a name ending in .json),
-and prints per message size the out-of-place and in-place bus bandwidth and
-wrong elements, the average bus bandwidth, and the failures the run printed.
-
-The JSON has rows (each with size, busbw_oop, busbw_ip, wrong), avg_busbw and
-failures.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := openInput(args[0])
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			parse := nccl.ParseTests
-			if strings.HasSuffix(args[0], ".json") {
-				parse = nccl.ParseTestsJSON
-			}
-			t, err := parse(f)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			w := cmd.OutOrStdout()
-			switch format {
-			case "json":
-				if err := writeJSON(w, t); err != nil {
-					return err
-				}
-			case "text":
-				tb := reports.Table{Title: fmt.Sprintf("%s, NCCL %s", orDash(t.Collective), orDash(t.NCCLVersion)), Header: []string{"size", "busbw oop GB/s", "busbw ip GB/s", "wrong"}}
-				for _, r := range t.Rows {
-					tb.Rows = append(tb.Rows, []string{results.SizeString(r.Size), strconv.FormatFloat(r.BusBWOOP, 'f', 2, 64), strconv.FormatFloat(r.BusBWIP, 'f', 2, 64), strconv.FormatInt(r.Wrong, 10)})
-				}
-				if err := tb.Render(w, reports.FormatText); err != nil {
-					return err
-				}
-				if t.AvgBusBW != nil {
-					fmt.Fprintf(w, "average busbw: %.3f GB/s\n", *t.AvgBusBW)
-				}
-				for _, fl := range t.Failures {
-					fmt.Fprintf(w, "failure: Test %s failure %s %s\n", fl.Kind, fl.Where, fl.Message)
-				}
-				if t.Partial {
-					fmt.Fprintf(w, "partial: %s\n", t.PartialReason)
-				}
-			default:
-				return fmt.Errorf("--format %q: want text or json", format)
-			}
-			if t.Failed() {
-				return &exitError{code: results.ExitFailed}
-			}
-			return nil
-		},
+func checkFormat(format string) error {
+	if format != "text" && format != "json" {
+		return fmt.Errorf("--format %q: want text or json", format)
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
-	return cmd
+	return nil
+}
+
+// analyzeReport writes what an analyze command read, v as JSON or print's
+// text, and returns the exit for its judgement.
+func analyzeReport(w io.Writer, name, format string, v any, print func(io.Writer) error, code int, why string) error {
+	var err error
+	if format == "json" {
+		err = writeJSON(w, v)
+	} else {
+		err = print(w)
+	}
+	if err != nil {
+		return err
+	}
+	return analyzeExit(name, code, why)
+}
+
+// analyzeExit is the error that carries an analyze command's exit code;
+// for 2 it says on standard error why nothing could be judged.
+func analyzeExit(name string, code int, why string) error {
+	switch code {
+	case results.ExitPassed:
+		return nil
+	case results.ExitUnevaluable:
+		return &exitError{code: code, err: fmt.Errorf("%s: %s", name, why)}
+	}
+	return &exitError{code: code}
+}
+
+// judgeLog is the exit code for an NCCL log and why, in one sentence.
+func judgeLog(s *nccl.LogSummary) (int, string) {
+	var errs, warns []nccl.Finding
+	for _, f := range s.Findings {
+		if f.Level == "ERROR" {
+			errs = append(errs, f)
+		} else {
+			warns = append(warns, f)
+		}
+	}
+	switch {
+	case s.Outcome == nccl.VerdictFallback:
+		return results.ExitFailed, "NCCL fell back: " + nccl.Verdict{Verdict: s.Outcome, Reasons: s.Reasons}.Reason()
+	case len(errs) > 0 && len(warns) > 0:
+		// The WARN names the cause; the traces are its way up the stack.
+		return results.ExitFailed, fmt.Sprintf("NCCL failed: %s, then %s from line %d", warnText(warns[0]), plural(len(errs), "error trace"), errs[0].Line)
+	case len(errs) > 0:
+		return results.ExitFailed, fmt.Sprintf("NCCL returned an error: %s on line %d (%s)", errs[0].Text, errs[0].Line, plural(len(errs), "error trace"))
+	case len(warns) > 0 && s.Outcome != nccl.VerdictDirect:
+		return results.ExitFailed, fmt.Sprintf("NCCL warned, and no connection took the direct path: %s", warnText(warns[0]))
+	case s.Partial:
+		return results.ExitUnevaluable, "the log does not cover a whole run: " + s.PartialReason +
+			"; judge the log of a whole run, from NCCL's start until it destroys its communicators (nccl-tests does before its footer), with " + strings.Join(nccl.DebugEnv, " ")
+	case s.Outcome != nccl.VerdictDirect:
+		return results.ExitUnevaluable, "no channel connection line to judge; " + debugHint
+	}
+	return results.ExitPassed, "every channel connection took the direct path"
+}
+
+// warnText writes a WARN finding for a one-line reason.
+func warnText(f nccl.Finding) string {
+	s := fmt.Sprintf("line %d: %s", f.Line, f.Text)
+	if f.Source != "" {
+		s += " (" + f.Source + ")"
+	}
+	return s
+}
+
+// plural writes "1 error trace" or "4 error traces".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// judgement names an exit code in the text output.
+func judgement(code int) string {
+	switch code {
+	case results.ExitPassed:
+		return "pass"
+	case results.ExitFailed:
+		return "failure"
+	}
+	return "cannot judge"
+}
+
+func printLog(w io.Writer, s *nccl.LogSummary, code int, why string) error {
+	t := reports.Table{Title: fmt.Sprintf("NCCL %s, network %s: %s", orDash(s.NCCLVersion), orDash(s.Network), s.Outcome), Header: []string{"transport", "connections"}}
+	for _, c := range slices.Sorted(maps.Keys(s.Transports)) {
+		t.Rows = append(t.Rows, []string{c, strconv.Itoa(s.Transports[c])})
+	}
+	if err := t.Render(w, reports.FormatText); err != nil {
+		return err
+	}
+	for _, h := range s.GDRHCAs {
+		b, _ := json.Marshal(h)
+		fmt.Fprintf(w, "GDR HCA: %s\n", b)
+	}
+	for _, r := range s.Reasons {
+		fmt.Fprintf(w, "- %s\n", r)
+	}
+	for _, f := range s.Findings {
+		level, text := "warning", f.Text
+		if f.Level == "ERROR" {
+			level = "error"
+		} else if f.Source != "" {
+			text = f.Source + ": " + text
+		}
+		fmt.Fprintf(w, "%s (%s): %s\n", level, lineAndCount(f.Line, f.Count, "times"), text)
+	}
+	if s.FindingsOmitted > 0 {
+		fmt.Fprintf(w, "... and %d more lines of findings\n", s.FindingsOmitted)
+	}
+	for _, h := range s.Hints {
+		fmt.Fprintf(w, "hint (%s): %s\n  %s\n", lineAndCount(h.Line, h.Count, "NICs"), h.Text, h.Advice)
+	}
+	if s.Partial && code != results.ExitUnevaluable { // else the result says why
+		fmt.Fprintf(w, "partial: %s\n", s.PartialReason)
+	}
+	fmt.Fprintf(w, "result: %s: %s\n", judgement(code), why)
+	return nil
+}
+
+// lineAndCount writes "line 12" or "line 12, 3 times".
+func lineAndCount(line, count int, what string) string {
+	s := "line " + strconv.Itoa(line)
+	if count > 1 {
+		s += fmt.Sprintf(", %d %s", count, what)
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,18 +39,25 @@ not say (an excerpt starting at the banner; the JSON never tells the CUDA
 paths apart) leaves it empty; --mem says what the run used.
 
 The JSON has bw_peak_gbps, bw_avg_gbps and msg_size (from the largest
-message size), mem, error ("" when the run succeeded), the decoded failure,
-the banner settings and every row. Bandwidths are in Gb/s whatever unit
-perftest printed.
+message size), mem, error ("" when the run succeeded), the decoded failure
+(with line, the line of its cause in the output), partial and
+partial_reason, the banner settings and every row. Bandwidths are in Gb/s
+whatever unit perftest printed.
 
-Exit 0 for a run that succeeded, 1 for one that failed (error set: a
-completion error, a memory registration that failed, an output that ends
-before any result), 2 when the file cannot be read or holds no perftest
-output.`,
+Exit 0: a whole run (its table closed by perftest's dashed line) that
+printed no failure. Exit 1: perftest printed a failure (a completion
+error, a memory registration that failed, a connection that failed), even
+in a partial output. Exit 2: the file cannot be read, is not perftest
+output (an NCCL log, a line of text that only says "failed"), or is
+partial: cut mid-line (a cut row is not read as a result), a table that
+stops before its closing line, or no result row at all; the reason names
+the last size read.
+
+` + analyzeExitCodes,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "text" && format != "json" {
-				return fmt.Errorf("--format %q: want text or json", format)
+			if err := checkFormat(format); err != nil {
+				return err
 			}
 			declared := perftest.Mem(mem)
 			switch declared {
@@ -58,6 +66,9 @@ output.`,
 				return fmt.Errorf("--mem %q: want host, cuda or cuda-dmabuf", mem)
 			}
 			res, err := readPerftest(cmd.InOrStdin(), args[0])
+			if errors.Is(err, perftest.ErrNoOutput) {
+				err = fmt.Errorf("%w: %s", err, perftestExpected)
+			}
 			if err != nil {
 				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
@@ -70,23 +81,32 @@ output.`,
 					fmt.Fprintf(cmd.ErrOrStderr(), "gdrcheck: --mem %s ignored: the output shows %s (%s)\n", declared, res.Mem, res.MemEvidence)
 				}
 			}
-			w := cmd.OutOrStdout()
-			if format == "json" {
-				if err := writeJSON(w, perftestReport{Result: res, Error: res.Error}); err != nil {
-					return err
-				}
-			} else if err := printPerftest(w, res); err != nil {
-				return err
-			}
-			if res.Failed() {
-				return &exitError{code: results.ExitFailed}
-			}
-			return nil
+			code, why := judgePerftest(res)
+			return analyzeReport(cmd.OutOrStdout(), args[0], format, perftestReport{Result: res, Error: res.Error},
+				func(w io.Writer) error { return printPerftest(w, res, code, why) }, code, why)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().StringVar(&mem, "mem", "", "the memory the run used, for outputs that do not say: host, cuda or cuda-dmabuf")
 	return cmd
+}
+
+// perftestExpected is what analyze perftest reads, for a refusal to say.
+const perftestExpected = "expected what ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw or their _lat siblings print " +
+	"(the banner, the #bytes table closed by a dashed line, or perftest's errors), or the file --out_json writes (a name ending in .json)"
+
+// judgePerftest is the exit code for a perftest result and why.
+func judgePerftest(r *perftest.Result) (int, string) {
+	switch f := r.Failure; {
+	case f != nil && len(f.Lines) > 0:
+		return results.ExitFailed, fmt.Sprintf("perftest failed (%s)%s: %s", f.Kind, onLine(f.Line), f.Cause)
+	case r.Partial:
+		return results.ExitUnevaluable, "partial perftest output: " + r.PartialReason +
+			"; rerun it to completion and keep its whole output (standard output and error)"
+	case r.Failed():
+		return results.ExitFailed, r.Error
+	}
+	return results.ExitPassed, plural(len(r.Rows), "size") + ", no failure"
 }
 
 // readPerftest opens and parses FILE ("-": stdin); a name ending in .json
@@ -112,7 +132,7 @@ func readPerftest(stdin io.Reader, name string) (*perftest.Result, error) {
 	return res, nil
 }
 
-func printPerftest(w io.Writer, r *perftest.Result) error {
+func printPerftest(w io.Writer, r *perftest.Result, code int, why string) error {
 	test := r.Test
 	if test == "" {
 		test = "perftest"
@@ -150,7 +170,11 @@ func printPerftest(w io.Writer, r *perftest.Result) error {
 		return err
 	}
 	if r.Kind != perftest.KindLat && len(r.Rows) > 0 {
-		fmt.Fprintf(w, "bandwidth at %s: peak %s Gb/s, average %s Gb/s\n", results.SizeString(r.MsgSize), num(r.BWPeakGbps), num(r.BWAvgGbps))
+		at := results.SizeString(r.MsgSize)
+		if r.Partial {
+			at = "the largest size read, " + at // not the run's largest
+		}
+		fmt.Fprintf(w, "bandwidth at %s: peak %s Gb/s, average %s Gb/s\n", at, num(r.BWPeakGbps), num(r.BWAvgGbps))
 	}
 	if r.MemEvidence != "" {
 		fmt.Fprintf(w, "memory %s: %s\n", mem, r.MemEvidence)
@@ -158,11 +182,17 @@ func printPerftest(w io.Writer, r *perftest.Result) error {
 	if r.GPU != "" {
 		fmt.Fprintf(w, "GPU: %s\n", r.GPU)
 	}
-	if r.Failed() {
+	if f := r.Failure; f != nil && len(f.Lines) > 0 {
 		fmt.Fprintf(w, "error: %s\n", r.Error)
-		if f := r.Failure; f != nil {
-			fmt.Fprintf(w, "cause (%s): %s\n", f.Kind, f.Cause)
+		where := f.Kind
+		if f.Line > 0 {
+			where += fmt.Sprintf(", line %d", f.Line)
 		}
+		fmt.Fprintf(w, "cause (%s): %s\n", where, f.Cause)
 	}
+	if r.Partial && code != results.ExitUnevaluable { // else the result says why
+		fmt.Fprintf(w, "partial: %s\n", r.PartialReason)
+	}
+	fmt.Fprintf(w, "result: %s: %s\n", judgement(code), why)
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/cobra"
 )
 
 const perftestCorpus = "../../fixtures/corpus/perftest/"
@@ -16,7 +18,13 @@ const perftestCorpus = "../../fixtures/corpus/perftest/"
 // its output and exit code.
 func analyzePerftest(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := newAnalyzePerftestCmd()
+	return analyzeIn(t, newAnalyzePerftestCmd(), stdin, args...)
+}
+
+// analyzeIn runs an analyze subcommand in process and returns its output,
+// standard error and exit code, as main would exit.
+func analyzeIn(t *testing.T, cmd *cobra.Command, stdin string, args ...string) (string, string, int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
@@ -140,7 +148,8 @@ func TestAnalyzePerftestPrintsATable(t *testing.T) {
 		"memory host",
 		"| 64 KiB | 5000       | 381.50       | 381.41          | 0.727473     |",
 		"error: Completion with error at client; Failed status 10",
-		"cause (completion): Failed status 10: wr_id 0 syndrom 0x88",
+		"cause (completion, line 43): Failed status 10: wr_id 0 syndrom 0x88",
+		"result: failure: perftest failed (completion) on line 43: Failed status 10: wr_id 0 syndrom 0x88",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

@@ -136,13 +136,17 @@ func TestAnalyzeGivesTheDocumentedJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &log); err != nil {
 		t.Fatalf("%v: %s", err, r.stdout)
 	}
-	for _, k := range []string{"nccl_version", "network", "transports", "gdr_hcas", "verdict", "reasons"} {
+	for _, k := range []string{"nccl_version", "network", "transports", "gdr_hcas", "verdict", "reasons", "findings", "hints", "partial", "partial_reason"} {
 		if _, ok := log[k]; !ok {
 			t.Errorf("nccl-log JSON lacks %q", k)
 		}
 	}
-	if log["nccl_version"] != "2.16.5" || log["network"] != "IB" || log["verdict"] != "direct" || r.code != 0 {
-		t.Errorf("exit %d, %v %v %v", r.code, log["nccl_version"], log["network"], log["verdict"])
+	// Direct as far as it goes, but an excerpt: nothing a gate can pass.
+	if log["nccl_version"] != "2.16.5" || log["network"] != "IB" || log["verdict"] != "direct" || log["partial"] != true || r.code != 2 {
+		t.Errorf("exit %d, %v %v %v %v", r.code, log["nccl_version"], log["network"], log["verdict"], log["partial"])
+	}
+	if r := gdrcheck(t, "analyze", "nccl-log", recorded+"/all_reduce_perf-h200x2-nv18-direct-p2p.txt"); r.code != 0 {
+		t.Errorf("a whole direct run: exit %d\n%s", r.code, r.stdout)
 	}
 
 	r = gdrcheck(t, "analyze", "nccl-tests", "--format", "json", recorded+"/all_reduce_perf-h200x2-nv18-direct-p2p.json")
@@ -164,7 +168,7 @@ func TestAnalyzeGivesTheDocumentedJSON(t *testing.T) {
 	}
 
 	r = gdrcheck(t, "analyze", "nccl-tests", "../../fixtures/corpus/nccl-tests/all_reduce_perf-nccltests369-gh200-2node-slingshot-cxi-wrong-96-FAILED.txt")
-	if r.code != 1 || !strings.Contains(r.stdout, "failure: Test test failure") {
+	if r.code != 1 || !strings.Contains(r.stdout, "failure on line 43: gpu-1-1 pid 662195: Test failure common.cu:1189") {
 		t.Errorf("failed run: exit %d\n%s", r.code, r.stdout)
 	}
 	if r := gdrcheck(t, "analyze", "nccl-log", "/nonexistent"); r.code != 2 {

@@ -16,7 +16,10 @@
 //     version, the network, the NICs and their GPU Direct RDMA state, the
 //     NCCL_* settings NCCL echoed, the communicator shape, every channel
 //     connection classified into a stable transport class (with, per class,
-//     its channels and first rank pairs), and WARN lines.
+//     its channels and first rank pairs), WARN lines and error traces (each
+//     with the line it was first seen on), and hints: the lines in which
+//     NCCL says a NIC has no GPU Direct RDMA ("(no module)" before 2.13),
+//     with what to do about it.
 //
 // (*LogSummary).Verdict (verdict.go) turns the transport counts into
 // "direct", "fallback" or "unknown", judged against what the topology

@@ -39,6 +39,9 @@ type LogSummary struct {
 	Uses            []TransportUse `json:"transport_uses"`
 	Findings        []Finding      `json:"findings"`                   // WARN lines and error return traces; the first 256 distinct
 	FindingsOmitted int            `json:"findings_omitted,omitempty"` // lines of findings past the first 256
+	// Hints are the lines in which NCCL says why it will not take the
+	// direct path, each kind once, with what to do about it.
+	Hints []Hint `json:"hints"`
 
 	// Outcome and Reasons are Verdict(Expectation{}), the judgement without
 	// topology, so the summary marshals complete. A caller that knows the
@@ -120,6 +123,33 @@ type Finding struct {
 	Source string `json:"source,omitempty"` // "transport/net_ib.cc:1296"
 	Text   string `json:"text"`
 	Count  int    `json:"count"`
+	Line   int    `json:"line"` // the input line of its first occurrence (1-based)
+}
+
+// findingKey is what makes two findings the same: not their count or line.
+type findingKey struct{ level, source, text string }
+
+// Hint kinds.
+const (
+	// HintNoPeermemModule: "NET/IB : GPU Direct RDMA Disabled for HCA 0
+	// 'mlx5_0' (no module)", which NCCL 2.5.6 to 2.12 print when
+	// /sys/kernel/mm/memory_peers holds no peer-memory client
+	// (transport/net_ib.cc, ncclIbGetProperties). Those versions have no
+	// DMA-BUF path.
+	HintNoPeermemModule = "no-peermem-module"
+	// HintGDRDisabled: the same line without "(no module)", which NCCL
+	// 2.13 and later print (graph/topo.cc) when the NIC supports neither
+	// a peer-memory module nor DMA-BUF registration.
+	HintGDRDisabled = "gdr-disabled"
+)
+
+// Hint is NCCL saying why it will not use GPU Direct RDMA, and what to do.
+type Hint struct {
+	Kind   string `json:"kind"`   // HintNoPeermemModule or HintGDRDisabled
+	Text   string `json:"text"`   // NCCL's message on the first line that said it
+	Line   int    `json:"line"`   // that line in the input (1-based)
+	Count  int    `json:"count"`  // distinct messages that said it: one per NIC
+	Advice string `json:"advice"` // what to do about it
 }
 
 // Comm is one rank's view of a communicator, merged from its comm lines.
@@ -153,7 +183,8 @@ type Connection struct {
 // stays bounded (see the Max constants) however long the log, and lines
 // are matched by cheap prefix checks before any regexp.
 //
-// The summary is marked Partial, with the reason, when:
+// Findings and Hints carry the number of the line they were first seen
+// on. The summary is marked Partial, with the reason, when:
 //   - the log ends mid-line: the cut line is not read, since a cut
 //     "via NET/IB/0/GDRDMA" would read as host-staged;
 //   - a line is longer than 1 MiB (binary garbage): it is skipped;
@@ -181,6 +212,7 @@ func ParseLog(r io.Reader) (*LogSummary, error) {
 		if !ok {
 			break
 		}
+		p.lineNo = lr.n
 		p.line(b)
 	}
 	p.flushWarn()
@@ -201,7 +233,8 @@ func ParseLog(r io.Reader) (*LogSummary, error) {
 	for i := range s.Uses {
 		s.Uses[i].Channels = s.Uses[i].channelList()
 	}
-	reasons := lr.partialReasons("log")
+	p.adviseHints()
+	reasons := lr.partialReasons("log", "")
 	switch {
 	case p.infoLines && p.initDone == 0:
 		reasons = append(reasons, "no communicator reached Init COMPLETE: the log stops during NCCL init or is an excerpt")
@@ -233,8 +266,10 @@ func boolCmp(a, b bool) int {
 // slice in it is capped.
 type logParser struct {
 	s        *LogSummary
-	comms    map[string]int  // host:pid + comm pointer -> index in s.Comms
-	findings map[Finding]int // finding without Count -> index in s.Findings
+	comms    map[string]int     // host:pid + comm pointer -> index in s.Comms
+	findings map[findingKey]int // -> index in s.Findings
+	hints    map[string]int     // hint kind -> index in s.Hints
+	lineNo   int                // the number of the line being read
 	devices  map[NetDevice]bool
 	hcas     map[GDRHCA]bool
 	gpus     map[GDRGPU]bool
@@ -258,8 +293,9 @@ func newLogParser() *logParser {
 		s: &LogSummary{
 			NetDevices: []NetDevice{}, GDRHCAs: []GDRHCA{}, GDRGPUs: []GDRGPU{}, DMABUFGPUs: []int{},
 			Env: map[string]string{}, Transports: map[string]int{}, Uses: []TransportUse{}, Findings: []Finding{},
+			Hints: []Hint{},
 		},
-		comms: map[string]int{}, findings: map[Finding]int{},
+		comms: map[string]int{}, findings: map[findingKey]int{}, hints: map[string]int{},
 		devices: map[NetDevice]bool{}, hcas: map[GDRHCA]bool{}, gpus: map[GDRGPU]bool{},
 		repeated: map[string]bool{}, vias: map[string]viaInfo{}, uses: map[viaInfo]int{},
 	}

@@ -2,6 +2,7 @@ package nccl
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"slices"
 	"strconv"
@@ -65,9 +66,20 @@ func (p *logParser) info(prefix, msg []byte) {
 		if bytes.Contains(msg, txtGDR) {
 			if m := hcaRe.FindSubmatch(msg); m != nil {
 				h := GDRHCA{Net: string(m[1]), Index: atoi(string(m[3])), Name: string(m[4]), Enabled: string(m[2]) == "Enabled"}
-				if !p.hcas[h] && len(s.GDRHCAs) < maxKept {
-					p.hcas[h] = true
-					s.GDRHCAs = append(s.GDRHCAs, h)
+				if !p.hcas[h] {
+					// Sockets never carry GPU memory: only an RDMA NIC
+					// without GDR says something is missing.
+					if !h.Enabled && h.Net != "Socket" {
+						kind := HintGDRDisabled
+						if bytes.HasSuffix(msg, txtNoModule) {
+							kind = HintNoPeermemModule
+						}
+						p.hint(kind, msg)
+					}
+					if len(s.GDRHCAs) < maxKept {
+						p.hcas[h] = true
+						s.GDRHCAs = append(s.GDRHCAs, h)
+					}
 				}
 				p.remember(msg)
 			}
@@ -222,9 +234,11 @@ func (u *TransportUse) channelList() []int {
 	return ch
 }
 
-// finding adds f or counts it again.
+// finding adds f or counts it again; a finding keeps the line it was
+// first seen on.
 func (p *logParser) finding(f Finding) {
-	if i, ok := p.findings[f]; ok {
+	k := findingKey{f.Level, f.Source, f.Text}
+	if i, ok := p.findings[k]; ok {
 		p.s.Findings[i].Count++
 		return
 	}
@@ -232,9 +246,54 @@ func (p *logParser) finding(f Finding) {
 		p.s.FindingsOmitted++
 		return
 	}
-	p.findings[f] = len(p.s.Findings)
+	p.findings[k] = len(p.s.Findings)
 	f.Count = 1
 	p.s.Findings = append(p.s.Findings, f)
+}
+
+var txtNoModule = []byte("(no module)")
+
+// hint records NCCL's message msg as a hint of kind, or counts it again;
+// it is called once per NIC.
+func (p *logParser) hint(kind string, msg []byte) {
+	if i, ok := p.hints[kind]; ok {
+		p.s.Hints[i].Count++
+		return
+	}
+	p.hints[kind] = len(p.s.Hints)
+	p.s.Hints = append(p.s.Hints, Hint{Kind: kind, Text: string(msg), Line: p.lineNo, Count: 1})
+}
+
+// The DMA-BUF path gdrcheck's kernel suite checks, as DESIGN.md lists it.
+const dmabufNeeds = "the open GPU kernel modules R515+, kernel 5.12+ and rdma-core 34+"
+
+// adviseHints writes each hint's advice, once the NCCL version is known.
+func (p *logParser) adviseHints() {
+	for i := range p.s.Hints {
+		h := &p.s.Hints[i]
+		switch h.Kind {
+		case HintNoPeermemModule:
+			h.Advice = "NCCL found no peer-memory module, so it stages network traffic through host memory instead of GPU Direct RDMA: " +
+				"load nvidia_peermem (nv_peer_mem with older MLNX_OFED), or move to DMA-BUF, which needs NCCL 2.13+ " +
+				"(NCCL prints \"(no module)\" only before 2.13, which has no DMA-BUF path) and " + dmabufNeeds
+		case HintGDRDisabled:
+			h.Advice = "NCCL can use neither a peer-memory module nor DMA-BUF with this NIC, so it stages network traffic through host memory instead of GPU Direct RDMA: " +
+				"load nvidia_peermem, or enable DMA-BUF, which needs " + dmabufNeeds + "; `gdrcheck run --suites kernel` names what is missing"
+			if before(p.s.NCCLVersion, 2, 23) {
+				h.Advice += "; NCCL before 2.23 looks for the module only under /sys/kernel/mm/memory_peers/, not /sys/module/nvidia_peermem"
+			}
+		}
+	}
+}
+
+// before reports whether version "X.Y.Z" is older than major.minor; an
+// unknown version is not.
+func before(version string, major, minor int) bool {
+	var x, y int
+	if _, err := fmt.Sscanf(version, "%d.%d", &x, &y); err != nil {
+		return false
+	}
+	return x < major || x == major && y < minor
 }
 
 // classify maps the text after "via" to a transport class. Parenthesised

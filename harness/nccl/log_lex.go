@@ -31,7 +31,7 @@ func (p *logParser) line(raw []byte) {
 	p.flushWarn()
 	switch level {
 	case levelWarn:
-		p.warn = &Finding{Level: "WARN", Source: warnSource(string(prefix)), Text: string(msg)}
+		p.warn = &Finding{Level: "WARN", Source: warnSource(string(prefix)), Text: string(msg), Line: p.lineNo}
 		return
 	case levelTrace:
 		return
@@ -39,7 +39,7 @@ func (p *logParser) line(raw []byte) {
 	p.infoLines = true
 	if isErrTrace(msg) {
 		src, _, _ := bytes.Cut(msg, []byte(" "))
-		p.finding(Finding{Level: "ERROR", Source: string(src), Text: string(msg)})
+		p.finding(Finding{Level: "ERROR", Source: string(src), Text: string(msg), Line: p.lineNo})
 		return
 	}
 	p.info(prefix, msg)

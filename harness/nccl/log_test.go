@@ -38,6 +38,7 @@ type logWant struct {
 	comms              int
 	transports         map[string]int
 	findings           []Finding
+	hints              []Hint
 	uses               []TransportUse // checked when set
 	verdict            string
 	reasons            []string
@@ -190,7 +191,7 @@ func TestParseLogReadsEveryFixture(t *testing.T) {
 					{Net: "IB", Index: 0, Name: "mlx5_0", Enabled: true},
 					{Net: "IB", Index: 1, Name: "mlx5_1", Enabled: true},
 				},
-				findings: []Finding{{Level: "WARN", Source: "graph/xml.h:85", Text: "Attribute busid of node nic not found", Count: 1}},
+				findings: []Finding{{Level: "WARN", Source: "graph/xml.h:85", Text: "Attribute busid of node nic not found", Count: 1, Line: 6}},
 				verdict:  VerdictUnknown, reasons: []string{noChannels},
 				partial: noInitComplete,
 			},
@@ -204,11 +205,52 @@ func TestParseLogReadsEveryFixture(t *testing.T) {
 					{Net: "IB", Index: 1, Name: "rdmaP1111p0s2", Port: 1, LinkLayer: "RoCE"},
 				},
 				findings: []Finding{
-					{Level: "WARN", Source: "transport/net_ib.cc:1296", Count: 1,
+					// The wrapped WARN starts on line 2 and goes on on line 3.
+					{Level: "WARN", Source: "transport/net_ib.cc:1296", Count: 1, Line: 2,
 						Text: "NET/IB : Got completion from peer 10.2.0.5<33092> with error 12, opcode 0, len 0, vendor err 129 (Recv)"},
-					{Level: "ERROR", Source: "transport/net.cc:1134", Text: "transport/net.cc:1134 -> 6", Count: 1},
-					{Level: "ERROR", Source: "proxy.cc:679", Text: "proxy.cc:679 -> 6", Count: 1},
-					{Level: "ERROR", Source: "proxy.cc:858", Text: "proxy.cc:858 -> 6 [Proxy Thread]", Count: 1},
+					{Level: "ERROR", Source: "transport/net.cc:1134", Text: "transport/net.cc:1134 -> 6", Count: 1, Line: 4},
+					{Level: "ERROR", Source: "proxy.cc:679", Text: "proxy.cc:679 -> 6", Count: 1, Line: 5},
+					{Level: "ERROR", Source: "proxy.cc:858", Text: "proxy.cc:858 -> 6 [Proxy Thread]", Count: 1, Line: 6},
+				},
+				verdict: VerdictUnknown, reasons: []string{noChannels},
+				partial: noInitComplete,
+			},
+		},
+		{
+			name: "an NCCL 2.12 log of two nodes without a peer-memory module is a NET/IB fallback with the (no module) hint",
+			file: synthetic + "ib-2node-nccl2.12-gdr-disabled-no-module-synthetic.txt",
+			want: logWant{
+				nccl: "2.12.12", cuda: "11.7", network: "IB",
+				netDevices: []NetDevice{
+					{Net: "IB", Index: 0, Name: "mlx5_0", Port: 1, LinkLayer: "IB"},
+					{Net: "IB", Index: 1, Name: "mlx5_1", Port: 1, LinkLayer: "IB"},
+				},
+				gdrHCAs: []GDRHCA{
+					{Net: "IB", Index: 0, Name: "mlx5_0", Enabled: false},
+					{Net: "IB", Index: 1, Name: "mlx5_1", Enabled: false},
+				},
+				hints: []Hint{{
+					Kind: HintNoPeermemModule, Text: "NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0' (no module)", Line: 11, Count: 2,
+					Advice: noModuleAdvice,
+				}},
+				ranks: 2, comms: 2,
+				transports: map[string]int{ClassNetIB: 8},
+				verdict:    VerdictFallback,
+				reasons:    []string{"8 of 8 connections used NET/IB without GDRDMA (channels 00 and 01, ranks 1 -> 0 and 0 -> 1 via NET/IB/0 on node-a, ranks 0 -> 1 and 1 -> 0 via NET/IB/0 on node-b); the data is staged through host memory"},
+			},
+		},
+		{
+			name: "an NCCL 2.12 ENV log keeps the ibv_reg_mr WARN and its error trace with their lines",
+			file: synthetic + "ib-nccl2.12-ibv_reg_mr-enomem-subsys-env-synthetic.txt",
+			want: logWant{
+				nccl: "2.12.12", cuda: "11.7",
+				env: map[string]string{"NCCL_IB_TIMEOUT": "22"},
+				findings: []Finding{
+					{Level: "WARN", Source: "misc/ibvwrap.cc:262", Text: "Call to ibv_reg_mr failed with error Cannot allocate memory", Count: 1, Line: 6},
+					{Level: "ERROR", Source: "transport/net_ib.cc:710", Text: "transport/net_ib.cc:710 -> 2", Count: 1, Line: 7},
+					{Level: "ERROR", Source: "include/net.h:26", Text: "include/net.h:26 -> 2", Count: 1, Line: 8},
+					{Level: "ERROR", Source: "transport/net.cc:631", Text: "transport/net.cc:631 -> 2", Count: 1, Line: 9},
+					{Level: "ERROR", Source: "proxy.cc:914", Text: "proxy.cc:914 -> 2", Count: 1, Line: 10},
 				},
 				verdict: VerdictUnknown, reasons: []string{noChannels},
 				partial: noInitComplete,
@@ -474,6 +516,7 @@ func checkLog(t *testing.T, got *LogSummary, w logWant) {
 	sameOrEmpty(t, "env", w.env, got.Env)
 	sameOrEmpty(t, "transports", w.transports, got.Transports)
 	sameOrEmpty(t, "findings", w.findings, got.Findings)
+	sameOrEmpty(t, "hints", w.hints, got.Hints)
 	if got.Ranks != w.ranks || got.Nodes != w.nodes || got.LocalRanks != w.locl || len(got.Comms) != w.comms {
 		t.Errorf("ranks, nodes, local ranks, comms = %d %d %d %d, want %d %d %d %d",
 			got.Ranks, got.Nodes, got.LocalRanks, len(got.Comms), w.ranks, w.nodes, w.locl, w.comms)
@@ -647,8 +690,9 @@ func TestParseLogCountsARepeatedWrappedWarnOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameOrEmpty(t, "findings", []Finding{
-		{Level: "WARN", Source: "net_ib.cc:9", Text: "NET/IB : Got completion from peer with error 12, opcode 0, len 0, vendor err 129 (Recv)", Count: 2},
-		{Level: "WARN", Source: "init.cc:1", Text: "Cuda failure 'out of memory'", Count: 3},
+		// Each keeps the line of its first occurrence.
+		{Level: "WARN", Source: "net_ib.cc:9", Text: "NET/IB : Got completion from peer with error 12, opcode 0, len 0, vendor err 129 (Recv)", Count: 2, Line: 2},
+		{Level: "WARN", Source: "init.cc:1", Text: "Cuda failure 'out of memory'", Count: 3, Line: 8},
 	}, s.Findings)
 }
 

@@ -1,7 +1,6 @@
 package nccl
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // ErrNoData is wrapped by the parsers when the input holds nothing they
@@ -51,7 +52,8 @@ type TestsResult struct {
 	// ends mid-line, its table stops without the footer, or it has
 	// neither a row nor a failure (ParseTests); the -J JSON breaks off
 	// (ParseTestsJSON). PartialReason says which, in one or more short
-	// sentences joined by "; ". What was read is still returned.
+	// sentences joined by "; ", naming the last size read ("the table
+	// stops after the 2 KiB row ..."). What was read is still returned.
 	Partial       bool   `json:"partial"`
 	PartialReason string `json:"partial_reason,omitempty"`
 }
@@ -97,6 +99,7 @@ type Failure struct {
 	PID     int    `json:"pid,omitempty"`   // only "Test failure" lines carry it
 	Where   string `json:"where,omitempty"` // source location, e.g. "common.cu:1304"
 	Message string `json:"message,omitempty"`
+	Line    int    `json:"line,omitempty"` // its line in the text output (1-based); 0 in the -J JSON
 }
 
 // BusBWAt returns Row.BusBW of the row whose size is exactly size.
@@ -220,6 +223,10 @@ func parseHeader(line string) (layout, bool) {
 //   - there is no row and no failure line: the run stopped before its
 //     table, or this is an excerpt.
 //
+// The reasons for a cut or an open table name the last row read ("the
+// table stops after the 2 KiB row (12 rows) ..."). Failures carry the
+// number of their line.
+//
 // Input with no nccl-tests line at all is an error wrapping ErrNoData.
 func ParseTests(r io.Reader) (*TestsResult, error) {
 	res := &TestsResult{Devices: []Device{}, Rows: []Row{}, Failures: []Failure{}}
@@ -245,7 +252,7 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 		line := string(b)
 		trimmed := strings.TrimSpace(line)
 		if strings.HasPrefix(trimmed, "#") {
-			if parseTestsComment(trimmed, res, &lay, &libraryCode) {
+			if parseTestsComment(trimmed, lr.n, res, &lay, &libraryCode) {
 				seen = true
 				if avgBusBWRe.MatchString(trimmed) {
 					rowsOpen, footers = 0, footers+1
@@ -254,6 +261,7 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 			continue
 		}
 		if f, ok := parseFailure(line); ok {
+			f.Line = lr.n
 			res.addFailure(f)
 			seen = true
 			continue
@@ -287,12 +295,16 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 	if res.NCCLVersion == "" && libraryCode != "" {
 		res.NCCLVersion = versionFromCode(libraryCode)
 	}
-	reasons := lr.partialReasons("output")
+	last := ""
+	if n := len(res.Rows); n > 0 {
+		last = lastRow(res.Rows[n-1].Size)
+	}
+	reasons := lr.partialReasons("output", last)
 	switch {
 	case rowsOpen > 0 && footers == 0:
-		reasons = append(reasons, fmt.Sprintf(`the table stops after %d rows without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, rowsOpen))
+		reasons = append(reasons, fmt.Sprintf(`the table stops after %s (%d rows) without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, last, rowsOpen))
 	case rowsOpen > 0:
-		reasons = append(reasons, fmt.Sprintf(`the last table stops after %d rows without its "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, rowsOpen))
+		reasons = append(reasons, fmt.Sprintf(`the last table stops after %s (%d rows in it) without its "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, last, rowsOpen))
 	case len(res.Rows) == 0 && len(res.Failures) == 0:
 		reasons = append(reasons, "no result row and no failure line: the run stopped before its table or the output is an excerpt")
 	}
@@ -309,93 +321,20 @@ func (t *TestsResult) addFailure(f Failure) {
 	t.FailuresOmitted++
 }
 
+// lastRow names the last row read in a partial reason: "the 2 KiB row".
+func lastRow(size int64) string {
+	return "the " + results.SizeString(size) + " row"
+}
+
 func (t *TestsResult) setPartial(reasons []string) {
 	if len(reasons) > 0 {
 		t.Partial, t.PartialReason = true, strings.Join(reasons, "; ")
 	}
 }
 
-// Line reading, shared by ParseTests and ParseLog.
-const (
-	readBufSize = 64 << 10 // bytes read at a time
-	maxLineLen  = 1 << 20  // longer lines are skipped, not held
-)
-
-// lineReader yields lines without their "\n" or "\r\n", reusing its
-// buffers, so a line is only valid until the next call. It holds at most
-// one line of up to maxLineLen bytes, skips longer ones, and does not yield
-// a last line that lacks its newline: that line was cut, and a cut line
-// ("via NET/IB/0/GDR") can read as something else.
-type lineReader struct {
-	br      *bufio.Reader
-	long    []byte // a line longer than the read buffer, assembled
-	over    bool   // the line being read is over maxLineLen and is dropped
-	cut     bool   // the input ended without a newline after its last line
-	skipped int    // lines over maxLineLen
-	err     error  // a read error other than io.EOF
-}
-
-func newLineReader(r io.Reader) *lineReader {
-	return &lineReader{br: bufio.NewReaderSize(r, readBufSize)}
-}
-
-// next returns the next line, or false at the end of the input or on a
-// read error (then in err).
-func (l *lineReader) next() ([]byte, bool) {
-	for {
-		b, err := l.br.ReadSlice('\n')
-		switch err {
-		case nil:
-			if l.over {
-				l.over, l.skipped = false, l.skipped+1
-				continue
-			}
-			if len(l.long) > 0 {
-				b = append(l.long, b...)
-				l.long = b[:0]
-			}
-			b = b[:len(b)-1]
-			if n := len(b); n > 0 && b[n-1] == '\r' {
-				b = b[:n-1]
-			}
-			return b, true
-		case bufio.ErrBufferFull:
-			switch {
-			case l.over:
-			case len(l.long)+len(b) > maxLineLen:
-				l.over, l.long = true, nil
-			default:
-				l.long = append(l.long, b...)
-			}
-			continue
-		case io.EOF:
-			l.cut = l.cut || len(b) > 0 || len(l.long) > 0 || l.over
-		default:
-			l.err = err
-		}
-		l.long = nil
-		return nil, false
-	}
-}
-
-// partialReasons says what the reader could not read; what names the input.
-func (l *lineReader) partialReasons(what string) []string {
-	var r []string
-	if l.cut {
-		r = append(r, fmt.Sprintf("the %s ends mid-line; the cut line was not read", what))
-	}
-	switch {
-	case l.skipped == 1:
-		r = append(r, "1 line longer than 1 MiB was skipped")
-	case l.skipped > 1:
-		r = append(r, fmt.Sprintf("%d lines longer than 1 MiB were skipped", l.skipped))
-	}
-	return r
-}
-
 // parseTestsComment handles one "#" line and reports whether it was one
 // nccl-tests prints.
-func parseTestsComment(line string, res *TestsResult, lay *layout, libraryCode *string) bool {
+func parseTestsComment(line string, n int, res *TestsResult, lay *layout, libraryCode *string) bool {
 	if m := testsVersionRe.FindStringSubmatch(line); m != nil {
 		res.TestsVersion, *libraryCode = m[1], m[2]
 		return true
@@ -430,7 +369,7 @@ func parseTestsComment(line string, res *TestsResult, lay *layout, libraryCode *
 		return true
 	}
 	if m := lastErrorRe.FindStringSubmatch(line); m != nil {
-		res.addFailure(Failure{Kind: "error", Message: m[1]})
+		res.addFailure(Failure{Kind: "error", Message: m[1], Line: n})
 		return true
 	}
 	if l, ok := parseHeader(line); ok {

@@ -21,6 +21,7 @@ const (
 	recorded     = "../../fixtures/nccl-tests/"        // 2xH200 NV18, NCCL 2.28.3, nccl-tests 2.19.6
 	corpusTests  = "../../fixtures/corpus/nccl-tests/" // published nccl-tests outputs
 	corpusDebug  = "../../fixtures/corpus/nccl-debug/" // published NCCL debug logs
+	synthetic    = "testdata/"                         // logs written from NCCL's format strings, each saying so
 	recordedNCCL = "2.28.3"
 )
 
@@ -39,7 +40,7 @@ func openFixture(tb testing.TB, path string) *os.File {
 func fixtureFiles(tb testing.TB, suffix string) []string {
 	tb.Helper()
 	var files []string
-	for _, dir := range []string{recorded, corpusTests, corpusDebug} {
+	for _, dir := range []string{recorded, corpusTests, corpusDebug, synthetic} {
 		m, err := filepath.Glob(dir + "*" + suffix)
 		if err != nil {
 			tb.Fatal(err)
@@ -345,8 +346,8 @@ func TestParseTestsReadsEveryRecordedOutput(t *testing.T) {
 				},
 				avg: ptr(4.79995), outOfBounds: ptr(4),
 				failures: []Failure{
-					{Kind: "test", Host: "gpu-1-1", PID: 662195, Where: "common.cu:1189"},
-					{Kind: "test", Host: "gpu-1-7", PID: 2448661, Where: "common.cu:1189"},
+					{Kind: "test", Host: "gpu-1-1", PID: 662195, Where: "common.cu:1189", Line: 43},
+					{Kind: "test", Host: "gpu-1-7", PID: 2448661, Where: "common.cu:1189", Line: 44},
 				},
 				peak: 22.87, peakSize: 134217728, failed: true,
 				firstRowType: "float", firstRedOp: "sum", firstRoot: -1,
@@ -359,8 +360,8 @@ func TestParseTestsReadsEveryRecordedOutput(t *testing.T) {
 				collective: "all_reduce_perf", tests: "2.17.8", nccl: "2.26.6",
 				devices: 8, rows: 0, failureCount: 12,
 				failures: []Failure{
-					{Kind: "CUDA", Host: "gpu-1-1", Where: "common.cu:1304", Message: "CUDA-capable device(s) is/are busy or unavailable"},
-					{Kind: "test", Host: "gpu-1-1", PID: 3617715, Where: "common.cu:1189"},
+					{Kind: "CUDA", Host: "gpu-1-1", Where: "common.cu:1304", Message: "CUDA-capable device(s) is/are busy or unavailable", Line: 14},
+					{Kind: "test", Host: "gpu-1-1", PID: 3617715, Where: "common.cu:1189", Line: 15},
 				},
 				failed: true,
 			},
@@ -379,7 +380,7 @@ func TestParseTestsReadsEveryRecordedOutput(t *testing.T) {
 				peak: 23.61, peakSize: 1610612736,
 				firstRowType: "float", firstRedOp: "none", firstRoot: 0,
 				largeSizeMin: 6442450944, largeSizeMean: (11.76 + 10.90 + 11.02 + 12.25 + 10.55 + 11.24) / 6,
-				partial: `the table stops after 53 rows without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`,
+				partial: `the table stops after the 6784 MiB row (53 rows) without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`,
 			},
 		},
 		{
@@ -396,6 +397,16 @@ func TestParseTestsReadsEveryRecordedOutput(t *testing.T) {
 			name: "an Azure NET/IB log snippet is not nccl-tests output",
 			file: corpusDebug + "azure-ndh100v5-net-ib-9hca-ib+roce-gdr-enabled-xml-busid-warn.txt",
 			want: testsWant{err: ErrNoData},
+		},
+		{
+			name: "a two-node NCCL 2.12 log without a peer-memory module has its version and no table",
+			file: synthetic + "ib-2node-nccl2.12-gdr-disabled-no-module-synthetic.txt",
+			want: testsWant{nccl: "2.12.12", cuda: "11.7", partial: noTable},
+		},
+		{
+			name: "an NCCL 2.12 ENV log of a failed registration has its version and no table",
+			file: synthetic + "ib-nccl2.12-ibv_reg_mr-enomem-subsys-env-synthetic.txt",
+			want: testsWant{nccl: "2.12.12", cuda: "11.7", partial: noTable},
 		},
 		{
 			name: "an IB completion error log is not nccl-tests output",
@@ -721,8 +732,8 @@ func TestParseTestsReadsOtherHeaderVariants(t *testing.T) {
 			want: []Row{},
 			failures: []Failure{
 				{Kind: "NCCL", Host: "node1", Where: "common.cu:1095",
-					Message: "unhandled system error (run with NCCL_DEBUG=INFO for details) / socketProgress: Connection closed by remote peer"},
-				{Kind: "error", Message: "socketProgress: Connection closed by remote peer"},
+					Message: "unhandled system error (run with NCCL_DEBUG=INFO for details) / socketProgress: Connection closed by remote peer", Line: 1},
+				{Kind: "error", Message: "socketProgress: Connection closed by remote peer", Line: 2},
 			},
 		},
 		{
@@ -808,8 +819,10 @@ func TestVersionFromCodeReadsBothCodeSchemes(t *testing.T) {
 // fixtures/corpus/nccl-debug), whole and cut in the middle of a line.
 func addFixtureSeeds(f *testing.F) {
 	var files []string
-	for _, dir := range []string{recorded, corpusTests, corpusDebug} {
-		m, err := filepath.Glob(dir + "*.*")
+	// Files only: the fixture folders also hold subfolders (synthetic/,
+	// the fuzz corpus).
+	for _, dir := range []string{recorded + "*.*", corpusTests + "*.*", corpusDebug + "*.*", synthetic + "*.txt"} {
+		m, err := filepath.Glob(dir)
 		if err != nil {
 			f.Fatal(err)
 		}
@@ -1058,13 +1071,13 @@ func TestARunKilledBetweenLinesIsPartialWithTheReason(t *testing.T) {
 			name: "killed in the middle of the table",
 			in:   upTo("    float     sum", 12),
 			log:  notDestroyed, rows: 12, transport: 48,
-			tests: `the table stops after 12 rows without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`,
+			tests: `the table stops after the 16 KiB row (12 rows) without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`,
 		},
 		{
 			name: "killed between the out-of-bounds line and the average",
 			in:   upTo("# Out of bounds values", 1),
 			rows: 29, transport: 48,
-			tests: `the table stops after 29 rows without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`,
+			tests: `the table stops after the 2 GiB row (29 rows) without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`,
 		},
 	}
 	for _, tt := range tests {
@@ -1104,7 +1117,7 @@ func TestGarbageAndEmptyInputGiveErrNoDataOrAPartialResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	withGarbage := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
-	const cutLog, cutOutput = "the log ends mid-line; the cut line was not read", "the output ends mid-line; the cut line was not read"
+	const cutLog, cutOutput = "the log ends mid-line; the cut line (line 222) was not read", "the output ends mid-line after the 1 GiB row; the cut line (line 222) was not read"
 	const skipped = "1 line longer than 1 MiB was skipped"
 	tests := []struct {
 		name       string

@@ -7,6 +7,8 @@ import (
 	"path"
 	"strconv"
 	"strings"
+
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // testsJSON is the document nccl-tests writes with -J (format version 3 in
@@ -113,7 +115,11 @@ func ParseTestsJSON(r io.Reader) (*TestsResult, error) {
 		}
 	}
 	if stop != nil {
-		res.setPartial([]string{fmt.Sprintf("the JSON document stops or is damaged after %d results: %v", len(res.Rows), stop)})
+		after := ""
+		if n := len(res.Rows); n > 0 {
+			after = " (the last at " + results.SizeString(res.Rows[n-1].Size) + ")"
+		}
+		res.setPartial([]string{fmt.Sprintf("the JSON document stops or is damaged after %d results%s: %v", len(res.Rows), after, stop)})
 	}
 	return res, nil
 }

@@ -144,17 +144,17 @@ func TestParseTestsJSONKeepsTheRowsBeforeACut(t *testing.T) {
 		{
 			name: "cut inside the row of 2 KiB",
 			in:   data[:at(`{"size":2048,`)+20],
-			rows: 8, reason: "the JSON document stops or is damaged after 8 results: unexpected EOF",
+			rows: 8, reason: "the JSON document stops or is damaged after 8 results (the last at 1 KiB): unexpected EOF",
 		},
 		{
 			name: "cut after the last row",
 			in:   data[:at(`],"out_of_bounds"`)+1],
-			rows: 29, reason: "the JSON document stops or is damaged after 29 results: EOF",
+			rows: 29, reason: "the JSON document stops or is damaged after 29 results (the last at 2 GiB): EOF",
 		},
 		{
 			name: "garbage where the average should be",
 			in:   append(bytes.Clone(data[:at(`"average_bus_bandwidth"`)]), "\x00\x01garbage"...),
-			rows: 29, reason: "the JSON document stops or is damaged after 29 results: invalid character '\\x00' looking for beginning of object key string",
+			rows: 29, reason: "the JSON document stops or is damaged after 29 results (the last at 2 GiB): invalid character '\\x00' looking for beginning of object key string",
 		},
 	}
 	for _, tt := range tests {

@@ -14,6 +14,11 @@
 // the evidence that matters: host memory reaching 381 Gb/s and then failing
 // tells a different story from a run that never started.
 //
+// An output that stops without a failure (cut mid-line, a table without
+// its closing dashed line, no row at all) is marked [Result.Partial] with
+// the reason, and its cut line is never read as a row. Input that is not
+// perftest's (an NCCL log, a lone "failed ..." line) is [ErrNoOutput].
+//
 // Bandwidths are exported in Gb/s whatever unit perftest printed; the unit
 // seen is kept in [Result.Unit].
 package perftest

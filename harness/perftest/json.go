@@ -55,6 +55,9 @@ import (
 
 // ParseJSON reads the file perftest writes with --out_json (see above for
 // its format and what is assumed). Text before the first '{' is skipped.
+// The result is Partial, with the reason, when the file ends inside a
+// document (its open results section is then not read) or holds no
+// results.
 func ParseJSON(r io.Reader) (*Result, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -66,8 +69,9 @@ func ParseJSON(r io.Reader) (*Result, error) {
 		return nil, fmt.Errorf("reading perftest JSON: %w", ErrNoOutput)
 	}
 	docs, err := strictDocs(data)
+	cut := false
 	if err != nil {
-		docs = looseDocs(data)
+		docs, cut = looseDocs(data)
 	}
 	res := &Result{}
 	seen := false
@@ -85,6 +89,14 @@ func ParseJSON(r io.Reader) (*Result, error) {
 		return nil, fmt.Errorf("reading perftest JSON: no test_info or results: %w", ErrNoOutput)
 	}
 	(&parser{res: res}).finish()
+	var reasons []string
+	if cut {
+		reasons = append(reasons, "the file ends before its closing brace: the run stopped or the file was cut; a cut results section is not read")
+	}
+	if len(res.Rows) == 0 {
+		reasons = append(reasons, "the file holds no results: the run stopped before its first report")
+	}
+	res.setPartial(reasons)
 	return res, nil
 }
 
@@ -130,11 +142,13 @@ func flat(v any) map[string]string {
 }
 
 // looseDocs reads perftest's one-"key: value"-per-line layout, quoted or
-// not, valid JSON or not.
-func looseDocs(data []byte) []doc {
-	var docs []doc
+// not, valid JSON or not. cut reports a document still open at the end of
+// the data; the results section it was inside is dropped, since its last
+// value may be cut ("BW_peak": 38 of 381.50) and later keys are missing.
+func looseDocs(data []byte) (docs []doc, cut bool) {
 	var cur *doc
 	var section map[string]string
+	inResults := false // section is cur.results
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(nil, len(data)+1)
 	for sc.Scan() {
@@ -150,7 +164,7 @@ func looseDocs(data []byte) []doc {
 			continue
 		case strings.HasPrefix(s, "}"):
 			if section != nil {
-				section = nil
+				section, inResults = nil, false
 			} else {
 				cur = nil
 			}
@@ -174,13 +188,17 @@ func looseDocs(data []byte) []doc {
 			case "results":
 				cur.results = section
 			}
+			inResults = key == "results"
 			continue
 		}
 		if section != nil {
 			section[key] = strings.Trim(val, `"`)
 		}
 	}
-	return docs
+	if cur != nil && inResults {
+		cur.results = nil
+	}
+	return docs, cur != nil
 }
 
 func (r *Result) jsonInfo(info map[string]string) {

@@ -74,6 +74,7 @@ func TestParseJSON(t *testing.T) {
 				test: "RDMA_Write_BW_Test", device: "mlx5_0", kind: KindBW, mem: MemCUDA, memEvidence: "cuda_device 1",
 				err: "output ends before any result row", failKind: "run",
 				cause: "output ends before any result row", wcStatus: -1,
+				partial: "the file holds no results: the run stopped before its first report",
 			},
 		},
 	}
@@ -97,6 +98,48 @@ func TestParseJSON(t *testing.T) {
 			}
 			if tc.row.Bytes != 0 && r.Rows[0] != tc.row {
 				t.Errorf("row = %+v, want %+v", r.Rows[0], tc.row)
+			}
+		})
+	}
+}
+
+func TestParseJSONMarksACutFileAsPartial(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "perftest_out-write_bw-cuda-synthetic.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := string(b)
+	const cut = "the file ends before its closing brace: the run stopped or the file was cut; a cut results section is not read"
+	tests := []struct {
+		name    string
+		in      string
+		rows    int
+		partial string
+	}{
+		{
+			// "BW_peak": 14 of 140.55 must not be read as a result.
+			name:    "cut inside the peak bandwidth",
+			in:      data[:strings.Index(data, `140.55`)+2],
+			partial: cut + "; the file holds no results: the run stopped before its first report",
+		},
+		{
+			name: "cut after the results, before the last brace",
+			in:   data[:strings.LastIndex(data, "}")],
+			rows: 1, partial: cut,
+		},
+		{name: "the whole file", in: data, rows: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := ParseJSON(strings.NewReader(tc.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Rows) != tc.rows || r.Partial != (tc.partial != "") || r.PartialReason != tc.partial {
+				t.Errorf("%d rows, partial %v %q; want %d rows, %q", len(r.Rows), r.Partial, r.PartialReason, tc.rows, tc.partial)
+			}
+			if tc.rows == 1 && r.BWPeakGbps != 140.55 {
+				t.Errorf("peak %v", r.BWPeakGbps)
 			}
 		})
 	}

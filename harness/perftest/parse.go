@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // ErrNoOutput means the input holds nothing perftest prints: no banner, no
@@ -82,6 +84,14 @@ type Result struct {
 
 	Error   string   `json:"error,omitempty"`   // the failure lines joined by "; "
 	Failure *Failure `json:"failure,omitempty"` // the same, decoded
+
+	// Partial is set when the output does not hold a whole run and
+	// printed no failure that explains why: it ends mid-line, its table
+	// stops before perftest's closing dashed line, or it has no result
+	// row. PartialReason says which, naming the last size read, in one or
+	// more sentences joined by "; ". Parse and ParseJSON document the rules.
+	Partial       bool   `json:"partial"`
+	PartialReason string `json:"partial_reason,omitempty"`
 }
 
 // Row is one line of the result table. BW fields are in Gb/s; latency
@@ -110,6 +120,8 @@ type Failure struct {
 	Kind  string   `json:"kind"`
 	Cause string   `json:"cause"` // the line that names the cause, not the unwinding after it
 	Lines []string `json:"lines"` // every failure line in order, counters included
+
+	Line int `json:"line,omitempty"` // the input line of Cause (1-based); 0 for a cause the parser names
 
 	Side         string `json:"side,omitempty"`           // completion error seen at client or server
 	WCStatus     *int   `json:"wc_status,omitempty"`      // ibv_wc_status
@@ -154,25 +166,49 @@ func (r *Result) Row(bytes int64) (Row, bool) {
 
 // Parse reads perftest's text output: what a client or server prints,
 // optionally with the command line echoed before it, indented or not.
+//
+// Output is recognised by perftest's own lines: the banner, the #bytes
+// table header, the echoed ib_* command, CUDA and DMA-BUF lines, or a
+// failure that names an RDMA or GPU thing (a QP, an MR, a completion, a
+// CUDA call). NCCL log lines are never read, and a generic error line
+// ("failed to ...") alone is not perftest output: such input is
+// ErrNoOutput.
+//
+// The result is Partial, with the reason, when:
+//   - the output ends mid-line: that line is not read (unless it is a
+//     dashed line), since a cut row ("2048 5000 52.4") reads as a result;
+//   - a table stops before the dashed line perftest prints after its
+//     last row, and no failure was printed: the run was killed or the
+//     output cut;
+//   - there is no result row and no failure: the run stopped before its
+//     table, or this is a server's side or an excerpt. Failure then
+//     says so too (Kind "run"), so that Failed() holds for a client that
+//     printed nothing to measure.
+//
+// A row must have as many fields as its header; a shorter line is not a
+// row.
 func Parse(r io.Reader) (*Result, error) {
 	p := parser{res: &Result{}}
 	br := bufio.NewReader(r)
 	for {
 		line, err := br.ReadString('\n')
-		if line != "" {
-			p.line(line)
-		}
 		if err == io.EOF {
+			if line != "" {
+				p.cutLine(line)
+			}
 			break
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading perftest output: %w", err)
 		}
+		p.n++
+		p.line(line)
 	}
 	if !p.seen {
 		return nil, ErrNoOutput
 	}
 	p.finish()
+	p.res.setPartial(p.partialReasons())
 	return p.res, nil
 }
 
@@ -180,11 +216,62 @@ type parser struct {
 	res     *Result
 	seen    bool     // anything perftest-like at all
 	cols    []column // current table header, nil before one
+	open    bool     // a table header came and no dashed line after it yet
 	bwScale float64  // multiplier to Gb/s for the current table
 	memRank int
 	// memPrinted: Mem comes from a line the run printed, not the command.
 	memPrinted bool
 	failed     []string
+	failedAt   []int // the line numbers of failed
+	n          int   // the number of the line being read
+	cutAt      int   // the line number of a last line cut without its newline, not read
+}
+
+// cutLine handles a last line that lacks its newline: a dashed line is
+// still one, anything else is not read.
+func (p *parser) cutLine(line string) {
+	p.n++
+	if s := strings.TrimSpace(line); s == "" || isSeparator(s) {
+		p.line(line)
+		return
+	}
+	p.cutAt = p.n
+}
+
+// partialReasons says why the text does not hold a whole run (see Parse).
+func (p *parser) partialReasons() []string {
+	r := p.res
+	last := ""
+	if n := len(r.Rows); n > 0 {
+		last = "the " + results.SizeString(r.Rows[n-1].Bytes) + " row"
+	}
+	var reasons []string
+	if p.cutAt > 0 {
+		after := ""
+		if last != "" {
+			after = " after " + last
+		}
+		reasons = append(reasons, fmt.Sprintf("the output ends mid-line%s; the cut line (line %d) was not read", after, p.cutAt))
+	}
+	switch {
+	case len(p.failed) > 0:
+		// The failure explains why the table stops.
+	case p.open && last != "":
+		reasons = append(reasons, "the table stops after "+last+" without perftest's closing dashed line: the run stopped or the output was cut")
+	case p.open:
+		reasons = append(reasons, "the table stops after its header without a row or perftest's closing dashed line: the run stopped or the output was cut")
+	case len(r.Rows) == 0:
+		reasons = append(reasons, noRows)
+	}
+	return reasons
+}
+
+const noRows = "no result row and no failure line: the run stopped before its table, or this is a server's side or an excerpt"
+
+func (r *Result) setPartial(reasons []string) {
+	if len(reasons) > 0 {
+		r.Partial, r.PartialReason = true, strings.Join(reasons, "; ")
+	}
 }
 
 func (p *parser) finish() {
@@ -200,7 +287,7 @@ func (p *parser) finish() {
 		r.MsgSize, r.BWPeakGbps, r.BWAvgGbps = b.Bytes, b.BWPeakGbps, b.BWAvgGbps
 	}
 	if len(p.failed) > 0 {
-		r.Failure = decodeFailure(p.failed)
+		r.Failure = decodeFailure(p.failed, p.failedAt)
 	} else if len(r.Rows) == 0 {
 		r.Failure = &Failure{Kind: "run", Cause: "output ends before any result row"}
 	}

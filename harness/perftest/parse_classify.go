@@ -145,15 +145,18 @@ func classify(line string) (string, int) {
 	return "other", len(causeKinds)
 }
 
-func decodeFailure(lines []string) *Failure {
+// decodeFailure decodes the failure lines; at holds their line numbers
+// (nil when unknown).
+func decodeFailure(lines []string, at []int) *Failure {
 	f := &Failure{Lines: lines, Kind: "other"}
 	best := len(causeKinds) + 1
-	for _, l := range lines {
+	cause := 0
+	for i, l := range lines {
 		if counterRe.MatchString(l) {
 			continue
 		}
 		if k, rank := classify(l); rank < best {
-			best, f.Kind, f.Cause = rank, k, l
+			best, f.Kind, f.Cause, cause = rank, k, l, i
 		}
 		if m := completionRe.FindStringSubmatch(l); m != nil && m[1] != "" {
 			f.Side = strings.ToLower(m[1])
@@ -172,14 +175,17 @@ func decodeFailure(lines []string) *Failure {
 			f.WCStatusName = name
 			f.WRID, _ = strconv.ParseInt(m[4], 10, 64)
 			f.Syndrome = m[5]
-			f.Cause = l // the status line says more than "Completion with error"
+			f.Cause, cause = l, i // the status line says more than "Completion with error"
 		}
 		if n := errnoOf(l); n > 0 && f.Errno == 0 {
 			f.Errno, f.ErrnoName = n, errnoNames[n]
 		}
 	}
 	if f.Cause == "" {
-		f.Cause = lines[0]
+		f.Cause, cause = lines[0], 0
+	}
+	if cause < len(at) {
+		f.Line = at[cause]
 	}
 	return f
 }

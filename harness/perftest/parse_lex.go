@@ -12,11 +12,12 @@ import (
 
 func (p *parser) line(raw string) {
 	s := strings.TrimSpace(raw)
-	if s == "" {
+	if s == "" || isNCCLLine(s) {
 		return
 	}
 	switch {
 	case isSeparator(s):
+		p.open = false // perftest closes every table with one
 		return
 	case strings.HasPrefix(s, "#bytes") && strings.Contains(s, "#iterations"):
 		p.header(s)
@@ -67,16 +68,37 @@ func (p *parser) line(raw string) {
 	// this GPU" says which path was asked for.
 	switch {
 	case strings.Contains(low, "dmabuf") || strings.Contains(low, "dma-buf"):
-		p.seen = true
+		p.seen = p.seen || perftestGPURe.MatchString(s)
 		p.mem(MemCUDADMABuf, s, true)
 	case strings.Contains(low, "cu") && cudaRe.MatchString(s):
-		p.seen = true
+		p.seen = p.seen || perftestGPURe.MatchString(s)
 		p.mem(MemCUDA, s, true)
 	}
 	if isFailure(low) || (len(p.failed) > 0 && counterRe.MatchString(s)) {
-		p.seen = true
+		// Any error line belongs to a perftest failure, but only one
+		// that names perftest's things shows that this is perftest.
+		p.seen = p.seen || perftestWords.MatchString(s)
 		p.failed = append(p.failed, s)
+		p.failedAt = append(p.failedAt, p.n)
 	}
+}
+
+// perftestWords are the things perftest's error lines name (QPs, MRs,
+// completions, CUDA calls ...), which a generic error line does not.
+var perftestWords = regexp.MustCompile(`\b(?:CQ|QPs?|MR|PD|SRQ|IB|GID|LID|MTU)\b|\bcu[A-Z][A-Za-z]+(?:_v\d)?\(|` +
+	`(?i:\b(?:rdma_cm|ibv_\w+|run_iter\w*|wr_id|syndrom|[rsc]cnt|infiniband|roce|cuda|gpu|dma-?buf)\b|` +
+	`completion with error|failed status|couldn't connect to|listen to port|socket connection|between server and client)`)
+
+// perftestGPURe matches the GPU lines perftest prints (cuda_memory.c),
+// which other tools' CUDA lines ("Test CUDA failure ...") do not.
+var perftestGPURe = regexp.MustCompile(`initializing CUDA|CUDA devices in system|CUDA device \d+: PCIe address|CUDA Ctx|CUDA device integrated|` +
+	`GPU buffer|DMA-BUF is not supported on this GPU|CUDA tests with inline|ibv_reg_dmabuf_mr|\bcu[A-Z][A-Za-z]+(?:_v\d)?\(`)
+
+// isNCCLLine reports whether s is NCCL's (a log line or its version line):
+// NCCL logs speak of GPUs and DMA-BUF too, and are not perftest output.
+func isNCCLLine(s string) bool {
+	return strings.Contains(s, " NCCL INFO ") || strings.Contains(s, " NCCL WARN ") ||
+		strings.Contains(s, " NCCL TRACE ") || strings.HasPrefix(s, "NCCL version ")
 }
 
 func isSeparator(s string) bool {
@@ -142,7 +164,7 @@ var (
 )
 
 func (p *parser) header(s string) {
-	p.seen = true
+	p.seen, p.open = true, true
 	f := strings.Fields(headerJoin.Replace(s))
 	p.cols = make([]column, len(f))
 	p.bwScale = 1
@@ -183,8 +205,10 @@ func toGbps(unit string) float64 {
 
 // row takes a table line; it returns false for a line that is not one.
 func (p *parser) row(s string) bool {
+	// perftest prints every field of its header on every row, so a
+	// shorter line was cut or damaged: its numbers are not a result.
 	f := strings.Fields(s)
-	if len(f) < 2 || len(f) > len(p.cols) {
+	if len(f) < 2 || len(f) != len(p.cols) {
 		return false
 	}
 	var r Row

@@ -54,6 +54,8 @@ type want struct {
 	wcName, syndrome                    string
 	errno                               int
 	errnoName                           string
+	partial                             string // PartialReason; "" for a whole run
+	causeLine                           int    // Failure.Line; checked when set
 }
 
 func intp(n int) *int { return &n }
@@ -102,6 +104,9 @@ func check(t *testing.T, r *Result, w want) {
 			t.Errorf("%d bytes: %v/%v Gb/s, want %v/%v", size, row.BWPeakGbps, row.BWAvgGbps, b.peak, b.avg)
 		}
 	}
+	if r.PartialReason != w.partial || r.Partial != (w.partial != "") {
+		t.Errorf("partial %v %q, want %q", r.Partial, r.PartialReason, w.partial)
+	}
 	if r.Failed() != (w.err != "") {
 		t.Errorf("Failed() = %v with Error %q", r.Failed(), r.Error)
 	}
@@ -124,6 +129,9 @@ func check(t *testing.T, r *Result, w want) {
 	str("Failure.WCStatusName", f.WCStatusName, w.wcName)
 	str("Failure.Syndrome", f.Syndrome, w.syndrome)
 	str("Failure.ErrnoName", f.ErrnoName, w.errnoName)
+	if w.causeLine != 0 && f.Line != w.causeLine {
+		t.Errorf("Failure.Line = %d, want %d", f.Line, w.causeLine)
+	}
 	gotStatus := -1
 	if f.WCStatus != nil {
 		gotStatus = *f.WCStatus
@@ -173,7 +181,7 @@ var recorded = []struct {
 				"Failed status 10: wr_id 0 syndrom 0x88 (IBV_WC_REM_ACCESS_ERR); " +
 				"Failed to complete run_iter_bw function successfully",
 			failKind: "completion", cause: "Failed status 10: wr_id 0 syndrom 0x88", side: "client",
-			wcStatus: 10, wcName: "IBV_WC_REM_ACCESS_ERR", syndrome: "0x88",
+			wcStatus: 10, wcName: "IBV_WC_REM_ACCESS_ERR", syndrome: "0x88", causeLine: 43,
 		},
 	},
 	{
@@ -256,7 +264,7 @@ func TestParseSyntheticOutputs(t *testing.T) {
 			want: want{
 				mem: MemCUDA, memEvidence: "CUDA", gpu: "NVIDIA H100 80GB HBM3",
 				err:      "Couldn't allocate MR with error=14 (EFAULT); Failed to create MR; Couldn't create IB resources",
-				failKind: "mr", cause: "Couldn't allocate MR with error=14",
+				failKind: "mr", cause: "Couldn't allocate MR with error=14", causeLine: 14,
 				wcStatus: -1, errno: 14, errnoName: "EFAULT",
 			},
 		},
@@ -272,7 +280,7 @@ func TestParseSyntheticOutputs(t *testing.T) {
 					"Failed status-IBV_WC_RETRY_EXC_ERR (12): wr_id 3 syndrom 0x81; " +
 					"Failed to complete run_iter_bw function successfully",
 				failKind: "completion", cause: "Failed status-IBV_WC_RETRY_EXC_ERR (12): wr_id 3 syndrom 0x81",
-				side: "client", wcStatus: 12, wcName: "IBV_WC_RETRY_EXC_ERR", syndrome: "0x81",
+				side: "client", wcStatus: 12, wcName: "IBV_WC_RETRY_EXC_ERR", syndrome: "0x81", causeLine: 21,
 			},
 		},
 	}
@@ -310,6 +318,7 @@ func TestParseInlineOutputs(t *testing.T) {
 				test: "Send BW Test", device: "mlx5_2", kind: KindBW,
 				err: "output ends before any result row", failKind: "run",
 				cause: "output ends before any result row", wcStatus: -1,
+				partial: noRows,
 			},
 		},
 		{
@@ -451,6 +460,14 @@ func FuzzParse(f *testing.F) {
 		}
 		if r.Failed() != (r.Error != "") || r.Failed() != (r.Failure != nil) {
 			t.Fatalf("Failed() = %v, Error %q, Failure %v", r.Failed(), r.Error, r.Failure)
+		}
+		if r.Partial != (r.PartialReason != "") {
+			t.Fatalf("partial %v with reason %q", r.Partial, r.PartialReason)
+		}
+		// Nothing passes without a row: no row is a failure perftest
+		// printed, or partial.
+		if len(r.Rows) == 0 && !r.Partial && (r.Failure == nil || len(r.Failure.Lines) == 0) {
+			t.Fatalf("no row, not partial, no printed failure: %+v", r)
 		}
 		if _, err := json.Marshal(r); err != nil {
 			t.Fatalf("marshalling %+v: %v", r, err)

@@ -102,10 +102,8 @@ var _ = suites.Describe("negative", func() {
 		var bad []string
 		if v.Verdict != nccl.VerdictDirect {
 			bad = append(bad, "with P2P and SHM disabled NCCL did not reach GPU memory through the NICs: "+v.Reason())
-			for _, h := range f.Result.Log.Findings {
-				if h.Level == "HINT" {
-					bad = append(bad, h.Text)
-				}
+			for _, h := range f.Result.Log.Hints {
+				bad = append(bad, fmt.Sprintf("NCCL: %s (%d NIC(s)): %s", h.Text, h.Count, h.Advice))
 			}
 		}
 		Expect(bad).To(suites.HaveNoFindings())
