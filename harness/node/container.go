@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -250,19 +251,50 @@ func hiddenGPUs(e *Evidence, view DeviceView, runtime string) *HiddenGPUs {
 // that the container checks that need no GPU (memlock, CAP_IPC_LOCK, RDMA
 // devices) still run and name their causes beside the missing GPUs. Only
 // for a run of the container suite alone: the other suites need NVML.
+//
+// The same holds where a GPU's device node is missing or is another
+// device (bound over, a placeholder): NVML then misses that GPU and libcuda
+// sees none, and the device-node check names the one cause.
 func (e *Evidence) KeepWithoutGPUs() bool {
-	if e.Container == nil || e.Container.NoGPU == nil {
+	if e.Container == nil {
 		return false
 	}
+	none, amiss := e.Container.NoGPU != nil, e.Container.gpuNodeAmiss()
 	for i := range e.Problems {
 		p := &e.Problems[i]
-		// NVML, libcuda, and verbs with nothing to register, all fail
-		// because no GPU is here: the container fact says so once.
-		if p.Source == "nvml" || p.Source == SourceCUDA || p.Source == SourceVerbs && strings.Contains(p.Message, "no GPU to register") {
-			p.Fatal, p.Incomplete = false, false
+		switch {
+		case none && (p.Source == "nvml" || p.Source == SourceCUDA || p.Source == SourceVerbs && strings.Contains(p.Message, "no GPU to register")):
+			// All fail because no GPU is here: the container fact
+			// says so once.
+		case amiss && (p.Source == SourceGPUs || p.Source == SourceCUDA && strings.Contains(p.Message, "CUDA_ERROR_NO_DEVICE")):
+			// NVML misses the GPUs whose nodes are wrong and libcuda
+			// sees none: the device-node check names why.
+		default:
+			continue
+		}
+		p.Fatal, p.Incomplete = false, false
+	}
+	return none || amiss
+}
+
+// gpuNodeAmiss: a GPU's /dev/nvidiaN (or nvidiactl) is missing, or stat
+// shows another device than the driver registered for it.
+func (c *ContainerFacts) gpuNodeAmiss() bool {
+	for _, d := range c.Devices {
+		if !strings.HasPrefix(d.Path, "/dev/nvidia") || d.Path == "/dev/nvidia-uvm" {
+			continue
+		}
+		if !d.Present {
+			return true
+		}
+		if d.Type == "" || d.Want == nil || len(d.Want.Majors) == 0 {
+			continue // numbers unknown: not wrong
+		}
+		if d.Type != TypeCharDevice || d.Number == nil || !slices.Contains(d.Want.Majors, d.Number.Major) || d.Want.Minor != nil && *d.Want.Minor != d.Number.Minor {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // expectedDevices lists the nodes GPUDirect needs, each with the device

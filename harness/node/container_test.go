@@ -119,7 +119,33 @@ func TestAContainerGivenNoGPUIsAFactNotAnUnevaluableNode(t *testing.T) {
 	ctl := node.DeviceNode{Path: "/dev/nvidiactl", Present: true}
 	c = containerFacts(t, h, ev, node.DeviceView{ctl.Path: ctl})
 	ev.Container = &c
-	if c.NoGPU != nil || ev.KeepWithoutGPUs() || ev.Incomplete() == nil {
+	ev.KeepWithoutGPUs() // the GPU nodes are missing, but that does not explain NVML's library
+	if c.NoGPU != nil || ev.Incomplete() == nil {
 		t.Errorf("with %s present: NoGPU %+v, incomplete %v; want no such fact and NVML's failure kept", ctl.Path, c.NoGPU, ev.Incomplete())
+	}
+}
+
+// A GPU node bound over by another device (seen on a real H200: /dev/null
+// over /dev/nvidia0) explains why NVML misses that GPU and libcuda sees
+// none: the device-node check names it, the node is not unevaluable.
+func TestAGPUNodeThatIsAnotherDeviceExplainsWhatNVMLAndCUDAMiss(t *testing.T) {
+	minor := uint32(0)
+	ev := &node.Evidence{
+		Problems: []node.Problem{
+			{Source: node.SourceGPUs, Message: "sysfs has NVIDIA GPU(s) 0000:00:06.0 that NVML does not list", Incomplete: true},
+			{Source: node.SourceCUDA, Message: "libcuda: cuInit: CUDA_ERROR_NO_DEVICE (100): no CUDA-capable device is detected", Incomplete: true},
+		},
+		Container: &node.ContainerFacts{Devices: []node.DeviceNode{{
+			Path: "/dev/nvidia0", Present: true, Type: node.TypeCharDevice, Number: &node.DevNum{Major: 1, Minor: 3},
+			Want: &node.DeviceID{Majors: []uint32{195}, Minor: &minor},
+		}}},
+	}
+	if !ev.KeepWithoutGPUs() || ev.Incomplete() != nil {
+		t.Errorf("still incomplete: %v", ev.Incomplete())
+	}
+	ev.Container.Devices[0].Number = &node.DevNum{Major: 195, Minor: 0}
+	ev.Problems[0].Incomplete = true
+	if ev.KeepWithoutGPUs() || ev.Incomplete() == nil {
+		t.Error("a right node explains nothing: NVML's miss must stay")
 	}
 }
