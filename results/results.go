@@ -15,6 +15,7 @@ const (
 	NodeEvaluated   = "evaluated"   // specs ran
 	NodeUnevaluable = "unevaluable" // evidence could not be collected: exit 2
 	NodeMissing     = "missing"     // the node never reported (Slurm step lost)
+	NodeInterrupted = "interrupted" // a signal stopped the run before every spec ran: exit 2
 )
 
 // Spec states, as Ginkgo names them.

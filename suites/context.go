@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/onsi/ginkgo/v2"
@@ -76,6 +77,16 @@ type Context struct {
 	// ScalingErr says why there are none.
 	Scaling    *nccl.Scaling
 	ScalingErr error
+
+	interrupt context.Context // RunOptions.Ctx
+}
+
+// Interrupted says why the run was stopped (a signal), or nil.
+func (c *Context) Interrupted() error {
+	if c.interrupt == nil || c.interrupt.Err() == nil {
+		return nil
+	}
+	return context.Cause(c.interrupt)
 }
 
 var current *Context

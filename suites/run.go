@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -16,6 +17,9 @@ import (
 
 // RunOptions configure the one Ginkgo run of a process.
 type RunOptions struct {
+	// Ctx interrupts the run (SIGINT, SIGTERM): the specs not yet run
+	// skip, saying so. Nil never interrupts.
+	Ctx      context.Context
 	Areas    []string      // labels to run; never empty
 	Timeout  time.Duration // the whole run; zero keeps Ginkgo's default
 	Progress io.Writer     // Ginkgo's running commentary; nil discards it
@@ -27,6 +31,7 @@ type RunOptions struct {
 // per process, so Run is called once. The areas register themselves when
 // their packages are imported (suites/areas imports them all).
 func Run(c *Context, opt RunOptions) ([]results.Suite, error) {
+	c.interrupt = opt.Ctx
 	SetContext(c)
 	sc := types.NewDefaultSuiteConfig()
 	sc.LabelFilter = strings.Join(opt.Areas, " || ")

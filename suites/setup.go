@@ -39,3 +39,11 @@ func SkipWithout(source, what string) {
 		ginkgo.Skip(what + ", which could not be used: " + p.Message)
 	}
 }
+
+// A run stopped by a signal skips every spec it has not reached, so the
+// report it still writes lists them all, each saying why it did not run.
+var _ = ginkgo.BeforeEach(func() {
+	if err := Current().Interrupted(); err != nil {
+		ginkgo.Skip("not run: " + err.Error())
+	}
+})

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/gdrcheck/gdrcheck/results"
+	"golang.org/x/sys/unix"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -31,8 +32,7 @@ func (e *exitError) Error() string {
 }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := interruptible()
 	err := newRootCmd().ExecuteContext(ctx)
 	if err == nil {
 		return
@@ -47,4 +47,24 @@ func main() {
 	// Bad flags, unreadable input: nothing was evaluated.
 	fmt.Fprintln(os.Stderr, "gdrcheck:", err)
 	os.Exit(results.ExitUnevaluable)
+}
+
+// interruptible is cancelled by the first SIGINT or SIGTERM, with the
+// signal as its cause: the benchmarks stop, the suites skip what is left,
+// and the report is still written, saying so (exit 2). A second signal
+// finds the default action again and ends the process at once.
+func interruptible() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sigs
+		signal.Stop(sigs)
+		name := s.String()
+		if n, ok := s.(syscall.Signal); ok && unix.SignalName(n) != "" {
+			name = unix.SignalName(n)
+		}
+		cancel(fmt.Errorf("interrupted by %s", name))
+	}()
+	return ctx
 }

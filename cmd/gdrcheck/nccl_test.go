@@ -1,10 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
 	"github.com/gdrcheck/gdrcheck/results"
@@ -174,4 +180,72 @@ func TestAnalyzeGivesTheDocumentedJSON(t *testing.T) {
 	if r := gdrcheck(t, "analyze", "nccl-log", "/nonexistent"); r.code != 2 {
 		t.Errorf("missing file: exit %d", r.code)
 	}
+}
+
+// An nccl-tests output that exits 0 but whose table stops short fails the
+// run (exit 1), naming the last size read.
+func TestATruncatedNCCLTestsOutputFailsTheRun(t *testing.T) {
+	recs := fakebin.H200Recordings(recorded)
+	b, err := os.ReadFile(recs["all_reduce-direct"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(b, []byte("\n     2097152 "))
+	cut := filepath.Join(t.TempDir(), "cut.txt")
+	if at < 0 || os.WriteFile(cut, b[:at+1], 0o644) != nil {
+		t.Fatal("cannot cut the recording")
+	}
+	recs["all_reduce-direct"] = cut
+	fake, env := fakebin.NCCLTests(t, []string{"all_reduce_perf"}, recs)
+	out := t.TempDir()
+	cmd := exec.Command(bin, "run", "-q", "--host-root", nodes+"h200x2-nv18-vm.ttar", "--suites", "collectives", "--nccl-tests-dir", fake, "--out", out)
+	cmd.Env = append(os.Environ(), env...)
+	r := runCmd(t, cmd)
+	res, err := results.Read(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msg string
+	for _, s := range res.Nodes[0].Suites {
+		for _, sp := range s.Specs {
+			if sp.Name == "runs the collectives without errors" {
+				msg = sp.Message
+			}
+		}
+	}
+	if r.code != 1 || !strings.Contains(msg, "all_reduce_perf output is cut short; partial: ") || !strings.Contains(msg, "1 MiB") {
+		t.Errorf("exit %d, %q; want 1 and the cut named with its last size", r.code, msg)
+	}
+}
+
+// SIGTERM while a benchmark runs: the run stops, still writes a complete
+// report (every spec listed, the rest skipped) that says it was
+// interrupted, and exits 2.
+func TestSIGTERMGivesACompleteInterruptedReport(t *testing.T) {
+	fake, env := fakebin.NCCLTests(t, []string{"all_reduce_perf"}, fakebin.H200Recordings(recorded))
+	out := t.TempDir()
+	cmd := exec.Command(bin, "run", "-q", "--host-root", nodes+"h200x2-nv18-vm.ttar", "--nccl-tests-dir", fake, "--out", out)
+	cmd.Env = append(append(os.Environ(), env...), "GDRCHECK_FAKE_NCCL_SLEEP=30s")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+		t.Fatalf("exit %v, want 2", err)
+	}
+	res, err := results.Read(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := res.Nodes[0]
+	if n.Status != results.NodeInterrupted || !strings.HasPrefix(n.Reason, "interrupted by SIGTERM") {
+		t.Errorf("node %s: %q", n.Status, n.Reason)
+	}
+	if c := n.Counts(); c.Tests < 20 || c.Passed != 0 {
+		t.Errorf("the report should list every spec, none run: %+v", c)
+	}
+	validateJUnit(t, filepath.Join(out, "junit.xml"))
 }

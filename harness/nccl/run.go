@@ -135,15 +135,23 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 	res.Output = out.Bytes()
 	res.Tests, _ = ParseTests(bytes.NewReader(res.Output))
 	res.Log, _ = ParseLog(bytes.NewReader(res.Output))
+	partial := ""
+	if res.Tests != nil && res.Tests.Partial {
+		partial = "; partial: " + res.Tests.PartialReason
+	}
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
-		res.Err = fmt.Errorf("%s timed out after %s", s.Binary, timeout)
+		res.Err = fmt.Errorf("%s timed out after %s%s", s.Binary, timeout, partial)
 	case runErr != nil:
 		res.Err = fmt.Errorf("%s: %w%s", s.Binary, runErr, failureText(res.Tests))
 	case res.Tests == nil || len(res.Tests.Rows) == 0:
 		res.Err = fmt.Errorf("%s printed no result table%s", s.Binary, failureText(res.Tests))
 	case res.Tests.Failed():
 		res.Err = fmt.Errorf("%s reported a failure%s", s.Binary, failureText(res.Tests))
+	case partial != "":
+		// Exit 0 and rows, but the table stops short: the sizes it
+		// did not reach are not measured, so this is no pass.
+		res.Err = fmt.Errorf("%s output is cut short%s", s.Binary, partial)
 	}
 	return res
 }

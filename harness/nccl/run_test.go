@@ -1,8 +1,12 @@
 package nccl_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +134,38 @@ func TestExpectationForFollowsTheTopology(t *testing.T) {
 		if exp.P2P != c.p2p || exp.GDR != c.gdr || exp.Nodes != 2 {
 			t.Errorf("%s: %+v, want P2P %v GDR %v; because %q", c.name, exp, c.p2p, c.gdr, why)
 		}
+	}
+}
+
+// A run its timeout kills halfway through the table is partial, and the
+// error names the last size read; a run that exits 0 with a table cut
+// short is no pass either.
+func TestARunCutShortIsPartialNamingTheLastSize(t *testing.T) {
+	rec := recorded + "/all_reduce_perf-h200x2-nv18-direct-p2p.txt"
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(b, []byte("\n     2097152 "))
+	if at < 0 {
+		t.Fatal("no 2 MiB row in the recording")
+	}
+	r := runner(t, map[string]string{"all_reduce-direct": rec})
+	r.Timeout = time.Second
+	t.Setenv("GDRCHECK_FAKE_NCCL_CUT", strconv.Itoa(at+1))
+	res := r.Run(context.Background(), nccl.Spec{Binary: "all_reduce_perf", Args: []string{"-g", "2"}})
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "timed out after 1s; partial: ") || !strings.Contains(res.Err.Error(), "1 MiB") {
+		t.Errorf("timeout: %v; want the partial output named, its last row 1 MiB", res.Err)
+	}
+
+	cut := filepath.Join(t.TempDir(), "cut.txt")
+	if err := os.WriteFile(cut, b[:at+1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GDRCHECK_FAKE_NCCL_CUT", "")
+	r = runner(t, map[string]string{"all_reduce-direct": cut})
+	res = r.Run(context.Background(), nccl.Spec{Binary: "all_reduce_perf", Args: []string{"-g", "2"}})
+	if res.Err == nil || !strings.Contains(res.Err.Error(), "output is cut short; partial: ") || !strings.Contains(res.Err.Error(), "1 MiB") {
+		t.Errorf("exit 0 with a cut table: %v; want it cut short, its last row 1 MiB", res.Err)
 	}
 }

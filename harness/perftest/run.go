@@ -336,8 +336,12 @@ func setMem(r *Result, s Spec) {
 func (p *proc) judge(res RunResult, timeout time.Duration) error {
 	name := res.Spec.Binary + " " + res.Side
 	var f *Failure
+	partial := ""
 	if res.Result != nil {
 		f = res.Result.Failure
+		if res.Result.Partial {
+			partial = "; partial: " + res.Result.PartialReason
+		}
 	}
 	// A failure with lines is one perftest printed; one without is the
 	// parser noting that no row came, which is normal for a server.
@@ -346,7 +350,7 @@ func (p *proc) judge(res RunResult, timeout time.Duration) error {
 	case p.killed != "":
 		return fmt.Errorf("%s %s%s", name, p.killed, causeSuffix(f, printed))
 	case errors.Is(p.ctxErr, context.DeadlineExceeded):
-		return fmt.Errorf("%s timed out after %s%s: %w", name, timeout, causeSuffix(f, printed), context.DeadlineExceeded)
+		return fmt.Errorf("%s timed out after %s%s%s: %w", name, timeout, causeSuffix(f, printed), partial, context.DeadlineExceeded)
 	case errors.Is(p.ctxErr, context.Canceled):
 		return fmt.Errorf("%s interrupted%s: %w", name, causeSuffix(f, printed), context.Canceled)
 	case printed:
@@ -361,6 +365,10 @@ func (p *proc) judge(res RunResult, timeout time.Duration) error {
 		return fmt.Errorf("%s printed no perftest output%s: %w", name, lastLine(res.Output), ErrRunFailed)
 	case res.Side == SideClient && f != nil:
 		return fmt.Errorf("%s: %s: %w", name, f.Cause, ErrRunFailed)
+	case res.Side == SideClient && partial != "":
+		// A run cut short measured only part of what it was asked to:
+		// never a pass.
+		return fmt.Errorf("%s output is cut short%s: %w", name, partial, ErrRunFailed)
 	}
 	return nil
 }

@@ -1,9 +1,13 @@
 package perftest_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -259,4 +263,24 @@ func TestLoopbackGivesUpWhenNoServerListens(t *testing.T) {
 			t.Errorf("%d attempts, want 20", res.Attempts)
 		}
 	})
+}
+
+// A run the timeout kills after part of its table is partial, and the
+// error names the last size it read: never a pass.
+func TestARunKilledByItsTimeoutIsPartialNamingTheLastSize(t *testing.T) {
+	r := runner(t)
+	rec, err := os.ReadFile(filepath.Join(corpus, "gke-a3ultra-h200-cx7-roce-use_cuda_dmabuf-ib_write_bw-140gbps.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := bytes.Index(rec, []byte("\n 65536 "))
+	if at < 0 {
+		t.Fatal("the recording has no 64 KiB row")
+	}
+	r.Timeout = time.Second
+	r.Env = append(r.Env, fmt.Sprintf("GDRCHECK_FAKE_PERFTEST_CUT=%d", at+12)) // inside the 64 KiB row
+	res := r.Loopback(context.Background(), perftest.Spec{Binary: "ib_write_bw", Mem: perftest.MemCUDADMABuf, All: true, TCPPort: freePort(t)})
+	if res.Err == nil || !errors.Is(res.Err, context.DeadlineExceeded) || !strings.Contains(res.Err.Error(), "partial: ") || !strings.Contains(res.Err.Error(), "32 KiB") {
+		t.Errorf("error %v, want a timeout naming the partial output and its last whole row (32 KiB)", res.Err)
+	}
 }

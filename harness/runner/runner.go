@@ -157,7 +157,7 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 			n.Profile = sc.Baseline.Profile.Name
 			n.Facts = append(n.Facts, results.Fact{Name: "profile", Value: n.Profile})
 		}
-		n.Suites, err = suites.Run(sc, suites.RunOptions{Areas: opt.Suites, Timeout: opt.Timeout, Progress: opt.Progress})
+		n.Suites, err = suites.Run(sc, suites.RunOptions{Ctx: opt.Ctx, Areas: opt.Suites, Timeout: opt.Timeout, Progress: opt.Progress})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -168,9 +168,23 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 			n.Status = results.NodeUnevaluable
 			n.Reason = err.Error()
 		}
+		interrupted(opt, &n)
 	}
 	n.Finished = time.Now().UTC()
 	res.Finished = n.Finished
 	res.Nodes = []results.Node{n}
 	return res, ev, nil
+}
+
+// interrupted marks a node whose run a signal stopped: its report holds
+// what ran, and it is not a pass (exit 2).
+func interrupted(opt Options, n *results.Node) {
+	if opt.Ctx == nil || opt.Ctx.Err() == nil {
+		return
+	}
+	why := fmt.Sprintf("%v before every spec ran: the report holds what ran, the rest is skipped", context.Cause(opt.Ctx))
+	if n.Reason != "" {
+		why += "; " + n.Reason
+	}
+	n.Status, n.Reason = results.NodeInterrupted, why
 }

@@ -149,10 +149,11 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.Suites, err = suites.Run(sc, suites.RunOptions{Areas: []string{suites.ScalingArea}, Timeout: opt.Timeout, Progress: opt.Progress})
+	n.Suites, err = suites.Run(sc, suites.RunOptions{Ctx: opt.Ctx, Areas: []string{suites.ScalingArea}, Timeout: opt.Timeout, Progress: opt.Progress})
 	if err != nil {
 		return nil, err
 	}
+	interrupted(opt, &n)
 	n.Finished = time.Now().UTC()
 	return &results.Results{
 		Schema:   results.Schema,
