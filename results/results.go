@@ -51,12 +51,31 @@ type Node struct {
 	Status   string          `json:"status"`
 	Reason   string          `json:"reason,omitempty"` // why unevaluable or missing
 	Facts    []Fact          `json:"facts,omitempty"`  // GPU model, driver, profile...
+	GPUs     []GPU           `json:"gpus,omitempty"`   // each GPU's rail, link and BAR1
 	Suites   []Suite         `json:"suites"`
 	Evidence json.RawMessage `json:"evidence,omitempty"` // harness/node.Evidence
 	Runs     []Run           `json:"runs,omitempty"`     // measurements on this node alone
 	Profile  string          `json:"profile,omitempty"`  // the baseline profile matched
 	Started  time.Time       `json:"started"`
 	Finished time.Time       `json:"finished"`
+}
+
+// GPU is one GPU as monitoring and comparisons need it, without the raw
+// evidence: its preferred rail NIC and the path to it, its PCIe link now
+// and at most, and its BAR1 aperture.
+type GPU struct {
+	Index        int     `json:"index"` // NVML's; -1 where NVML did not see it
+	BusID        string  `json:"bus_id"`
+	Name         string  `json:"name,omitempty"`
+	NUMA         int     `json:"numa_node"`
+	NIC          string  `json:"nic,omitempty"`  // preferred rail NIC
+	Path         string  `json:"path,omitempty"` // PIX, PXB, P2C, PHB, NODE, SYS
+	PCIeGen      int     `json:"pcie_gen,omitempty"`
+	PCIeMaxGen   int     `json:"pcie_max_gen,omitempty"`
+	PCIeWidth    int     `json:"pcie_width,omitempty"`
+	PCIeMaxWidth int     `json:"pcie_max_width,omitempty"`
+	BAR1TotalMiB *uint64 `json:"bar1_total_mib,omitempty"`
+	BAR1FreeMiB  *uint64 `json:"bar1_free_mib,omitempty"`
 }
 
 // Fact is a named node fact; a slice keeps the order people read them in.

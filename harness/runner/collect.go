@@ -53,8 +53,42 @@ func facts(ev *node.Evidence) []results.Fact {
 	add("kernel", ev.Host.Kernel)
 	add("iommu", ev.IOMMU.Mode)
 	add("driver_flavour", ev.Kernel.DriverFlavour)
+	add("mofed", ev.Kernel.MOFED)
+	switch p := ev.Kernel.Peermem; {
+	case p.Loaded && len(ev.Kernel.PeerClients) > 0:
+		add("peermem", "registered")
+	case p.Loaded:
+		add("peermem", "loaded")
+	default:
+		add("peermem", "absent")
+	}
 	if ev.Probed {
 		add("mechanism", ev.Mechanism().Mechanism)
+		if v := ev.Verbs.RDMACoreVersion; v > 0 {
+			add("rdma_core", fmt.Sprint(v))
+		}
 	}
 	return f
+}
+
+// gpus is what results.json keeps of each GPU for monitoring and
+// comparisons without the raw evidence: its rail, link and BAR1.
+func gpus(ev *node.Evidence) []results.GPU {
+	var out []results.GPU
+	for _, g := range ev.GPUs {
+		r := results.GPU{Index: g.Index, BusID: g.BusID, Name: g.Name, NUMA: g.NUMANode,
+			PCIeGen: g.PCIe.CurGen, PCIeMaxGen: g.PCIe.MaxGen, PCIeWidth: g.PCIe.CurWidth, PCIeMaxWidth: g.PCIe.MaxWidth}
+		if l := g.PCIe.Sysfs; l != nil && r.PCIeWidth == 0 {
+			r.PCIeWidth, r.PCIeMaxWidth = l.CurWidth, l.MaxWidth
+		}
+		if p, ok := ev.PreferredPath(g.BusID); ok {
+			r.NIC, r.Path = p.NIC, string(p.Class)
+		}
+		if b := g.BAR1; b != nil {
+			total, free := b.TotalMiB, b.FreeMiB
+			r.BAR1TotalMiB, r.BAR1FreeMiB = &total, &free
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -119,7 +119,7 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 		}
 		ev.Relabel(opt.HostLabel)
 		n.Name = nodeName(opt.NodeName, ev.Host.Hostname)
-		n.Facts = facts(ev)
+		n.Facts, n.GPUs = facts(ev), gpus(ev)
 		if b, err := json.Marshal(ev); err == nil {
 			n.Evidence = b
 		}
@@ -143,6 +143,9 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 			sc.NCCL, sc.NCCLErr = measureNCCL(opt, h, ev, sc.Baseline)
 			if sc.NCCL != nil {
 				match(ncclVersion(sc.NCCL))
+				if v := ncclVersion(sc.NCCL); v != "" {
+					n.Facts = append(n.Facts, results.Fact{Name: "nccl", Value: v})
+				}
 				n.Runs = ncclRuns(sc.NCCL, n.Name, sc.Baseline)
 				if err := keepLogs(opt.LogDir, sc.NCCL, n.Runs); err != nil {
 					return nil, nil, err

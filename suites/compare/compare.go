@@ -1,0 +1,431 @@
+// Package compare judges an upgrade: the same nodes before and after it,
+// aspect by aspect (software, peer-memory mechanism, BAR1, PCIe links,
+// IOMMU, GPU <-> NIC map, verdicts, NCCL transports, bandwidth). Each
+// aspect of each node is one spec, so Jenkins tracks "node X: mechanism"
+// across builds; a change for the worse fails it (a regression), any other
+// change is noted. It judges two results.json and runs no Ginkgo, so
+// `gdrcheck run --compare-to` can use it in the process that ran the
+// suites.
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/results"
+)
+
+// Suite names the compare suite in results.json and JUnit.
+const Suite = "compare"
+
+// DefaultTolerance is the bandwidth drop, as a fraction of the run before,
+// not called a regression where no baseline band says how much a run
+// varies.
+const DefaultTolerance = 0.05
+
+// Options tune the comparison.
+type Options struct {
+	// Tolerance replaces the baselines' bands (and DefaultTolerance) for
+	// every bandwidth when it is set (> 0).
+	Tolerance float64
+}
+
+// The aspects, one spec each per node; the names are stable.
+const (
+	AspectSoftware  = "keeps its driver, kernel and libraries"
+	AspectMechanism = "keeps its peer-memory mechanism"
+	AspectBAR1      = "keeps its BAR1 aperture"
+	AspectPCIe      = "keeps its PCIe links"
+	AspectIOMMU     = "keeps its IOMMU mode"
+	AspectRails     = "keeps its GPU <-> NIC map"
+	AspectVerdicts  = "keeps its verdicts"
+	AspectTransport = "keeps its NCCL transports"
+	AspectBandwidth = "keeps its bandwidth"
+)
+
+// Compare judges after against before, node by node. The result holds
+// one node per node of either, each with the compare suite; its exit code
+// is 1 on any regression.
+func Compare(before, after *results.Results, opt Options) *results.Results {
+	now := time.Now().UTC()
+	out := &results.Results{Schema: results.Schema, Tool: after.Tool, Started: now}
+	out.Tool.Suites = []string{Suite}
+	b, a := byName(before), byName(after)
+	// One node each under different names (a host renamed, or two
+	// recordings of one node): compare them with each other.
+	if len(before.Nodes) == 1 && len(after.Nodes) == 1 && before.Nodes[0].Name != after.Nodes[0].Name {
+		b = map[string]results.Node{after.Nodes[0].Name: before.Nodes[0]}
+	}
+	for _, n := range after.Nodes {
+		bn, ok := b[n.Name]
+		if !ok {
+			out.Nodes = append(out.Nodes, results.Node{Name: n.Name, Status: results.NodeEvaluated, Started: now, Finished: now,
+				Suites: []results.Suite{{Name: Suite, Specs: []results.Spec{{Name: AspectVerdicts, State: results.StateSkipped, Message: "not in the run before: nothing to compare with"}}}}})
+			continue
+		}
+		var beforeRuns, afterRuns []results.Run
+		if n.Name == "allocation" {
+			beforeRuns, afterRuns = before.Runs, after.Runs
+		}
+		out.Nodes = append(out.Nodes, results.Node{Name: n.Name, Status: results.NodeEvaluated, Facts: n.Facts, Profile: n.Profile, Started: now, Finished: now,
+			Suites: []results.Suite{{Name: Suite, Specs: compareNode(bn, n, append(slices.Clone(bn.Runs), beforeRuns...), append(slices.Clone(n.Runs), afterRuns...), opt)}}})
+	}
+	for _, bn := range before.Nodes {
+		if _, ok := a[bn.Name]; !ok && !(len(before.Nodes) == 1 && len(after.Nodes) == 1) {
+			out.Nodes = append(out.Nodes, results.Node{Name: bn.Name, Status: results.NodeEvaluated, Started: now, Finished: now,
+				Suites: []results.Suite{{Name: Suite, Specs: []results.Spec{{Name: AspectVerdicts, State: results.StateFailed, Message: fmt.Sprintf("%s was in the run before and is not in the run after", bn.Name)}}}}})
+		}
+	}
+	out.Finished = time.Now().UTC()
+	return out
+}
+
+func byName(r *results.Results) map[string]results.Node {
+	m := map[string]results.Node{}
+	for _, n := range r.Nodes {
+		m[n.Name] = n
+	}
+	return m
+}
+
+// change collects what one aspect found: regressions fail it, the rest
+// are noted.
+type change struct {
+	worse, notes []string
+}
+
+func (c *change) regress(format string, a ...any) { c.worse = append(c.worse, fmt.Sprintf(format, a...)) }
+func (c *change) note(format string, a ...any)    { c.notes = append(c.notes, fmt.Sprintf(format, a...)) }
+
+func (c change) spec(name string) results.Spec {
+	sp := results.Spec{Name: name, State: results.StatePassed, Notes: c.notes}
+	switch len(c.worse) {
+	case 0:
+		if len(c.notes) == 0 {
+			sp.Notes = []string{"unchanged"}
+		}
+	case 1:
+		sp.State, sp.Message = results.StateFailed, c.worse[0]
+	default:
+		sp.State, sp.Message = results.StateFailed, fmt.Sprintf("%s (and %d more)\n%s", c.worse[0], len(c.worse)-1, strings.Join(c.worse, "\n"))
+	}
+	return sp
+}
+
+func compareNode(b, a results.Node, bruns, aruns []results.Run, opt Options) []results.Spec {
+	be, ae := evidence(b), evidence(a)
+	specs := []results.Spec{software(b, a).spec(AspectSoftware), mechanism(b, a).spec(AspectMechanism)}
+	if be != nil && ae != nil {
+		specs = append(specs, bar1(be, ae).spec(AspectBAR1), pcie(be, ae).spec(AspectPCIe), iommu(be, ae).spec(AspectIOMMU), rails(be, ae).spec(AspectRails))
+	}
+	specs = append(specs, verdicts(b, a).spec(AspectVerdicts), transports(bruns, aruns).spec(AspectTransport), bandwidth(bruns, aruns, opt).spec(AspectBandwidth))
+	slices.SortStableFunc(specs, func(x, y results.Spec) int { return strings.Compare(x.Name, y.Name) })
+	return specs
+}
+
+// evidence decodes a node's raw evidence; nil where it has none (an
+// allocation, a node that never reported).
+func evidence(n results.Node) *node.Evidence {
+	if len(n.Evidence) == 0 {
+		return nil
+	}
+	var ev node.Evidence
+	if json.Unmarshal(n.Evidence, &ev) != nil {
+		return nil
+	}
+	return &ev
+}
+
+// software notes every version that moved: the upgrade itself is no
+// regression, but the closed kernel modules replacing the open ones are
+// (no dma-buf).
+func software(b, a results.Node) change {
+	var c change
+	for _, f := range []struct{ key, what string }{
+		{"driver", "driver"}, {"driver_flavour", "kernel modules"}, {"kernel", "kernel"}, {"cuda_driver", "CUDA driver"},
+		{"nccl", "NCCL"}, {"rdma_core", "rdma-core"}, {"mofed", "MLNX_OFED/DOCA"}, {"gpu_model", "GPUs"},
+	} {
+		was, now := b.Fact(f.key), a.Fact(f.key)
+		if was == now {
+			continue
+		}
+		if f.key == "driver_flavour" && was == "open" && now == "proprietary" {
+			c.regress("kernel modules open -> proprietary: the proprietary modules cannot export dma-bufs")
+			continue
+		}
+		c.note("%s %s -> %s", f.what, dash(was), dash(now))
+	}
+	return c
+}
+
+// mechanismRank orders the peer-memory paths from best.
+var mechanismRank = map[string]int{"dmabuf": 2, "peermem": 1, "none": 0}
+
+func mechanism(b, a results.Node) change {
+	var c change
+	was, now := b.Fact("mechanism"), a.Fact("mechanism")
+	switch {
+	case was == now:
+	case was == "" || now == "":
+		c.note("peer-memory mechanism %s -> %s (the kernel suite ran in only one of the runs)", dash(was), dash(now))
+	case mechanismRank[now] < mechanismRank[was]:
+		c.regress("peer-memory mechanism %s -> %s", was, now)
+	default:
+		c.note("peer-memory mechanism %s -> %s", was, now)
+	}
+	if pw, pn := b.Fact("peermem"), a.Fact("peermem"); pw != pn {
+		c.note("nvidia_peermem %s -> %s", dash(pw), dash(pn))
+	}
+	return c
+}
+
+func gpuName(g node.GPU) string {
+	if g.Index < 0 {
+		return "GPU " + g.BusID
+	}
+	return fmt.Sprintf("GPU %d %s", g.Index, g.BusID)
+}
+
+// pairGPUs matches each GPU after with the one before at the same bus id.
+func pairGPUs(b, a *node.Evidence, c *change, each func(bg, ag node.GPU)) {
+	old := map[string]node.GPU{}
+	for _, g := range b.GPUs {
+		old[g.BusID] = g
+	}
+	for _, g := range a.GPUs {
+		bg, ok := old[g.BusID]
+		if !ok {
+			c.note("%s is new", gpuName(g))
+			continue
+		}
+		delete(old, g.BusID)
+		each(bg, g)
+	}
+	for _, g := range b.GPUs {
+		if _, gone := old[g.BusID]; gone {
+			c.regress("%s is gone", gpuName(g))
+		}
+	}
+}
+
+func bar1(b, a *node.Evidence) change {
+	var c change
+	pairGPUs(b, a, &c, func(bg, ag node.GPU) {
+		switch {
+		case bg.BAR1 == nil || ag.BAR1 == nil:
+			if (bg.BAR1 == nil) != (ag.BAR1 == nil) {
+				c.note("%s: BAR1 known in only one of the runs", gpuName(ag))
+			}
+		case ag.BAR1.TotalMiB < bg.BAR1.TotalMiB:
+			c.regress("%s: BAR1 %d -> %d MiB", gpuName(ag), bg.BAR1.TotalMiB, ag.BAR1.TotalMiB)
+		case ag.BAR1.TotalMiB != bg.BAR1.TotalMiB:
+			c.note("%s: BAR1 %d -> %d MiB", gpuName(ag), bg.BAR1.TotalMiB, ag.BAR1.TotalMiB)
+		}
+	})
+	return c
+}
+
+// pcie compares link widths, and the generations the links can reach:
+// the current generation drops on its own when a GPU idles, so only a
+// narrower link or a lower maximum is a regression.
+func pcie(b, a *node.Evidence) change {
+	var c change
+	pairGPUs(b, a, &c, func(bg, ag node.GPU) {
+		bw, aw := width(bg), width(ag)
+		if aw < bw {
+			c.regress("%s: PCIe link x%d -> x%d", gpuName(ag), bw, aw)
+		}
+		if bm, am := bg.PCIe.MaxGen, ag.PCIe.MaxGen; bm > 0 && am > 0 && am < bm {
+			c.regress("%s: PCIe link can reach Gen%d, was Gen%d", gpuName(ag), am, bm)
+		}
+		if bc, ac := bg.PCIe.CurGen, ag.PCIe.CurGen; bc != ac && bc > 0 && ac > 0 {
+			c.note("%s: PCIe Gen%d -> Gen%d now (the generation follows the GPU's power state)", gpuName(ag), bc, ac)
+		}
+	})
+	return c
+}
+
+func width(g node.GPU) int {
+	if g.PCIe.CurWidth > 0 {
+		return g.PCIe.CurWidth
+	}
+	if l := g.PCIe.Sysfs; l != nil {
+		return l.CurWidth
+	}
+	return 0
+}
+
+func iommu(b, a *node.Evidence) change {
+	var c change
+	if was, now := b.IOMMU.Mode, a.IOMMU.Mode; was != now {
+		if now == node.IOMMUTranslating {
+			c.regress("IOMMU %s -> %s: translated DMA slows or breaks peer traffic", was, now)
+		} else {
+			c.note("IOMMU %s -> %s", was, now)
+		}
+	}
+	return c
+}
+
+func rails(b, a *node.Evidence) change {
+	var c change
+	pairGPUs(b, a, &c, func(bg, ag node.GPU) {
+		bp, bok := b.PreferredPath(bg.BusID)
+		ap, aok := a.PreferredPath(ag.BusID)
+		switch {
+		case !bok && !aok:
+		case bok && !aok:
+			c.regress("%s: rail %s (%s) -> no NIC", gpuName(ag), bp.NIC, bp.Class)
+		case !bok:
+			c.note("%s: no NIC -> rail %s (%s)", gpuName(ag), ap.NIC, ap.Class)
+		case ap.Class.Rank() > bp.Class.Rank():
+			c.regress("%s: rail %s (%s) -> %s (%s)", gpuName(ag), bp.NIC, bp.Class, ap.NIC, ap.Class)
+		case ap.NIC != bp.NIC || ap.Class != bp.Class:
+			c.note("%s: rail %s (%s) -> %s (%s)", gpuName(ag), bp.NIC, bp.Class, ap.NIC, ap.Class)
+		}
+	})
+	return c
+}
+
+func verdicts(b, a results.Node) change {
+	var c change
+	if b.Status != a.Status {
+		if a.Status != results.NodeEvaluated {
+			c.regress("node %s -> %s: %s", b.Status, a.Status, firstLine(a.Reason))
+		} else {
+			c.note("node %s -> %s", b.Status, a.Status)
+		}
+	}
+	old := map[string]results.Spec{}
+	for _, s := range b.Suites {
+		for _, sp := range s.Specs {
+			old[s.Name+" / "+sp.Name] = sp
+		}
+	}
+	for _, s := range a.Suites {
+		if s.Name == Suite {
+			continue
+		}
+		for _, sp := range s.Specs {
+			key := s.Name + " / " + sp.Name
+			was, ok := old[key]
+			switch {
+			case !ok:
+			case was.State == results.StatePassed && failed(sp.State):
+				c.regress("%s: passed -> %s: %s", key, sp.State, firstLine(sp.Message))
+			case failed(was.State) && sp.State == results.StatePassed:
+				c.note("%s: %s -> passed", key, was.State)
+			case was.State == results.StatePassed && sp.State == results.StateSkipped:
+				c.note("%s: passed -> skipped: %s", key, firstLine(sp.Message))
+			}
+		}
+	}
+	return c
+}
+
+func failed(state string) bool {
+	return state != results.StatePassed && state != results.StateSkipped && state != results.StatePending
+}
+
+// runKey identifies a run across the two results.
+func runKey(r results.Run) string {
+	k := r.Suite + " " + r.Op + " " + r.Mode
+	if r.Mem != "" {
+		k += " " + r.Mem
+	}
+	if len(r.Nodes) > 1 || r.Suite == "scale" || r.Suite == "pairwise" {
+		k += fmt.Sprintf(" across %d node(s)", len(r.Nodes))
+		if r.Suite == "pairwise" {
+			k += " " + strings.Join(r.Nodes, "+")
+		}
+	}
+	return k
+}
+
+func pairRuns(b, a []results.Run, each func(br, ar results.Run)) {
+	old := map[string]results.Run{}
+	for _, r := range b {
+		old[runKey(r)] = r
+	}
+	for _, r := range a {
+		if br, ok := old[runKey(r)]; ok {
+			each(br, r)
+		}
+	}
+}
+
+// transports: the direct path must stay the path it was; a forced
+// fallback landing elsewhere is noted.
+func transports(b, a []results.Run) change {
+	var c change
+	pairRuns(b, a, func(br, ar results.Run) {
+		if br.Transport == ar.Transport && br.PathVerdict == ar.PathVerdict {
+			return
+		}
+		what := fmt.Sprintf("%s: %s -> %s", runKey(ar), dash(br.Transport), dash(ar.Transport))
+		if ar.PathVerdict != br.PathVerdict {
+			what += fmt.Sprintf(" (path %s -> %s)", dash(br.PathVerdict), dash(ar.PathVerdict))
+		}
+		if ar.Mode == "direct" && (br.PathVerdict == "direct" && ar.PathVerdict != "direct" || br.Transport != ar.Transport && br.PathVerdict != "unknown") {
+			c.regress("%s", what)
+			return
+		}
+		c.note("%s", what)
+	})
+	return c
+}
+
+// bandwidth fails a run whose bus bandwidth fell by more than its
+// baseline band allows (the band's width below its expected value), else
+// by more than DefaultTolerance; Options.Tolerance overrides both.
+func bandwidth(b, a []results.Run, opt Options) change {
+	var c change
+	pairRuns(b, a, func(br, ar results.Run) {
+		if ar.Suite == "negative" {
+			return // a forced fallback losing more is no regression
+		}
+		if br.BusBW <= 0 || ar.Error != "" && br.Error == "" {
+			if ar.Error != "" && br.Error == "" {
+				c.regress("%s: ran before, fails now: %s", runKey(ar), firstLine(ar.Error))
+			}
+			return
+		}
+		tol, from := DefaultTolerance, "gdrcheck's default"
+		if band := ar.Baseline; band != nil && band.Expected > 0 && band.Low < band.Expected {
+			tol, from = (band.Expected-band.Low)/band.Expected, "baseline "+band.Profile
+		}
+		if opt.Tolerance > 0 {
+			tol, from = opt.Tolerance, "--tolerance"
+		}
+		delta := (ar.BusBW - br.BusBW) / br.BusBW
+		unit := ar.Unit
+		if unit == "" {
+			unit = "GB/s"
+		}
+		line := fmt.Sprintf("%s: busbw %.2f -> %.2f %s (%+.1f%%)", runKey(ar), br.BusBW, ar.BusBW, unit, 100*delta)
+		switch {
+		case delta < -tol:
+			c.regress("%s; %s allows %.1f%%", line, from, 100*tol)
+		case math.Abs(delta) > tol:
+			c.note("%s", line)
+		}
+	})
+	return c
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
