@@ -99,8 +99,10 @@ type change struct {
 	worse, notes []string
 }
 
-func (c *change) regress(format string, a ...any) { c.worse = append(c.worse, fmt.Sprintf(format, a...)) }
-func (c *change) note(format string, a ...any)    { c.notes = append(c.notes, fmt.Sprintf(format, a...)) }
+func (c *change) regress(format string, a ...any) {
+	c.worse = append(c.worse, fmt.Sprintf(format, a...))
+}
+func (c *change) note(format string, a ...any) { c.notes = append(c.notes, fmt.Sprintf(format, a...)) }
 
 func (c change) spec(name string) results.Spec {
 	sp := results.Spec{Name: name, State: results.StatePassed, Notes: c.notes}
