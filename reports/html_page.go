@@ -111,7 +111,7 @@ func newHTMLPage(r *results.Results) *htmlPage {
 		p.Scaling = scalingCharts(groups)
 	}
 	// The tables gdrcheck run prints, in its order.
-	for _, t := range []Table{SummaryTable(r), ScalingTable(r), FallbackTable(r), ComparisonTable(r), RDMATable(r), ContainerTable(r), FailuresTable(r)} {
+	for _, t := range []Table{SummaryTable(r), ScalingTable(r), FallbackTable(r), ComparisonTable(r), RDMATable(r), ContainerTable(r), CompareTable(r), FailuresTable(r)} {
 		if len(t.Rows) == 0 {
 			continue
 		}

@@ -95,7 +95,16 @@ type Merged struct {
 // it printed, and note, e.g. the job's final state). It reads one node at a
 // time and keeps only the slim copy, so a job of a thousand nodes never
 // sits in memory whole.
-func Collect(dir, note string) (*Merged, error) {
+func Collect(dir, note string) (*Merged, error) { return CollectAmended(dir, note, nil) }
+
+// Amend changes a node as it is merged; runs are the cross-node runs where
+// the node is the allocation. gdrcheck job --compare-to adds the compare
+// suite through it.
+type Amend func(n results.Node, runs []results.Run) results.Node
+
+// CollectAmended is Collect with every node passed through amend (nil:
+// none) before it is written.
+func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 	var job JobInfo
 	if err := readJSON(filepath.Join(dir, jobFile), &job); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -130,6 +139,13 @@ func Collect(dir, note string) (*Merged, error) {
 	}
 	m := &Merged{Results: res}
 	add := func(e *results.Encoder, n results.Node) error {
+		if amend != nil {
+			var runs []results.Run
+			if n.Name == AllocationNode {
+				runs = res.Runs
+			}
+			n = amend(n, runs)
+		}
 		res.Nodes = append(res.Nodes, n.Slim())
 		return e.Node(n)
 	}
@@ -162,16 +178,16 @@ func Collect(dir, note string) (*Merged, error) {
 			}
 		}
 		if s, err := results.Read(filepath.Join(dir, scaleDir, resultsFile)); err == nil {
-			for _, n := range s.Nodes {
-				if err := add(e, n); err != nil {
-					return err
-				}
-			}
 			for _, r := range s.Runs {
 				if r.Log != "" {
 					r.Log = filepath.Join(scaleDir, r.Log)
 				}
 				res.Runs = append(res.Runs, r)
+			}
+			for _, n := range s.Nodes {
+				if err := add(e, n); err != nil {
+					return err
+				}
 			}
 		} else if !errors.Is(err, os.ErrNotExist) {
 			return err
@@ -274,6 +290,9 @@ func FailedNodes(res *results.Results) map[string]string {
 			continue
 		}
 		for _, s := range n.Suites {
+			if s.Name == results.SuiteCompare {
+				continue
+			}
 			for _, sp := range s.Specs {
 				if sp.State != results.StatePassed && sp.State != results.StateSkipped && sp.State != results.StatePending {
 					if _, ok := out[n.Name]; !ok {

@@ -18,10 +18,8 @@ import (
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
-// AllocationNode names the report entry of the scaling suite, which
-// belongs to no single node (runner.AllocationNode, which slurm does not
-// import).
-const AllocationNode = "allocation"
+// AllocationNode names the report entry of the scaling suite.
+const AllocationNode = results.AllocationNode
 
 // Leader is the job inside the allocation: it runs in the batch step on
 // the first node and drives everything else with srun.
@@ -37,6 +35,9 @@ type Leader struct {
 	ContainerMounts string
 	Progress        io.Writer
 	Version         string
+	// Amend, when set, changes every node as the report is merged (the
+	// compare suite of --compare-to).
+	Amend Amend
 
 	steps []Step
 }
@@ -85,7 +86,7 @@ func (l *Leader) Run(ctx context.Context) (*results.Results, error) {
 			l.logf("multi-node collectives: %v", err)
 		}
 	}
-	m, err := Collect(l.Out, note)
+	m, err := CollectAmended(l.Out, note, l.Amend)
 	if err != nil {
 		return nil, err
 	}

@@ -170,11 +170,16 @@ type JobConfig struct {
 	ScalingPairs         string        // when the pairwise rounds run: auto, always, never
 	DrainOnFail          bool
 	AllowMissingBaseline bool
+	// CompareTo is a results.json, run or job directory the merged
+	// report is compared with (gdrcheck compare); CompareTolerance
+	// overrides the baselines' bands in that comparison.
+	CompareTo        string
+	CompareTolerance float64
 }
 
 // Validate checks the job's values.
 func (c JobConfig) Validate() error {
-	for flag, v := range map[string]string{"nccl-tests-dir": c.NCCLTestsDir, "perftest-dir": c.PerftestDir, "baseline-dir": c.BaselineDir} {
+	for flag, v := range map[string]string{"nccl-tests-dir": c.NCCLTestsDir, "perftest-dir": c.PerftestDir, "baseline-dir": c.BaselineDir, "compare-to": c.CompareTo} {
 		if err := checkWord(flag, v); err != nil {
 			return err
 		}
@@ -188,6 +193,9 @@ func (c JobConfig) Validate() error {
 		if err := checkName("suites", s); err != nil {
 			return err
 		}
+	}
+	if c.CompareTolerance < 0 || c.CompareTolerance >= 1 {
+		return fmt.Errorf("--compare-tolerance %g: want a fraction in [0, 1), e.g. 0.1 for 10 %%", c.CompareTolerance)
 	}
 	switch c.ScalingPairs {
 	case "", "auto", "always", "never":
@@ -232,6 +240,12 @@ func (c JobConfig) Args() []string {
 	}
 	if c.AllowMissingBaseline {
 		a = append(a, "--allow-missing-baseline")
+	}
+	if c.CompareTo != "" {
+		a = append(a, "--compare-to", c.CompareTo)
+	}
+	if c.CompareTolerance > 0 {
+		a = append(a, "--compare-tolerance", strconv.FormatFloat(c.CompareTolerance, 'g', -1, 64))
 	}
 	return a
 }

@@ -36,6 +36,11 @@ func newJobCmd() *cobra.Command {
 				return err
 			}
 			l.Gdrcheck, l.Progress, l.Version = exe, cmd.ErrOrStderr(), version
+			ct := compareTo{path: l.Config.CompareTo, tolerance: l.Config.CompareTolerance}
+			if err := ct.load(); err != nil {
+				return err
+			}
+			l.Amend = ct.amend(false)
 			// USR1 comes --signal-seconds before the time limit, TERM
 			// with scancel: stop what runs and write the report.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGUSR1, syscall.SIGTERM, os.Interrupt)
@@ -66,6 +71,8 @@ func newJobCmd() *cobra.Command {
 	f.StringVar(&l.Config.ScalingPairs, "scaling-pairs", "", "pairwise rounds: auto, always, never")
 	f.BoolVar(&l.Config.DrainOnFail, "drain-on-fail", false, "drain failed nodes")
 	f.BoolVar(&l.Config.AllowMissingBaseline, "allow-missing-baseline", false, "report without a baseline")
+	f.StringVar(&l.Config.CompareTo, "compare-to", "", "compare the merged report with the run before")
+	f.Float64Var(&l.Config.CompareTolerance, "compare-tolerance", 0, "bandwidth drop allowed in the comparison")
 	f.StringVar(&l.ContainerImage, "container-image", "", "pyxis image for the node suites")
 	f.StringVar(&l.ContainerMounts, "container-mounts", "", "pyxis mounts")
 	return cmd
@@ -73,6 +80,7 @@ func newJobCmd() *cobra.Command {
 
 func newCollectCmd() *cobra.Command {
 	var format, note string
+	var ct compareTo
 	cmd := &cobra.Command{
 		Use:   "collect DIR",
 		Short: "Merge what a job left in DIR into one report",
@@ -83,7 +91,10 @@ the last lines it printed). It writes DIR/results.json and DIR/junit.xml and
 prints the tables. Use it on the directory of a job that was killed or lost.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := slurm.Collect(args[0], note)
+			if err := ct.load(); err != nil {
+				return err
+			}
+			m, err := slurm.CollectAmended(args[0], note, ct.amend(false))
 			if err != nil {
 				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
@@ -102,6 +113,7 @@ prints the tables. Use it on the directory of a job that was killed or lost.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "table format: text or markdown")
 	cmd.Flags().StringVar(&note, "note", "", "add this to the reason of every missing node (e.g. how the job ended)")
+	ct.flags(cmd.Flags())
 	return cmd
 }
 

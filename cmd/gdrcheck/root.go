@@ -33,7 +33,7 @@ Exit codes (every command that evaluates a node):
 		SilenceErrors: true,
 		Version:       version,
 	}
-	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd(), newBaselineCmd(), newSubmitCmd(), newJobCmd(), newCollectCmd(), newUndrainCmd(), newReportCmd(), newEmulatedRankCmd())
+	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd(), newBaselineCmd(), newSubmitCmd(), newJobCmd(), newCollectCmd(), newUndrainCmd(), newReportCmd(), newCompareCmd(), newEmulatedRankCmd())
 	return cmd
 }
 

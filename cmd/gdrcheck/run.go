@@ -40,6 +40,7 @@ type runOptions struct {
 	scaling        runner.ScalingOptions
 	emulateNodes   int
 	scalingArgs    string
+	cmp            compareTo
 }
 
 func newRunCmd(o *options) *cobra.Command {
@@ -55,6 +56,8 @@ Suites:
 ` + suites.LabelHelp() + `
 The quick gate before a driver or kernel upgrade is
   gdrcheck run --suites topology,kernel,bar1
+and after it, compared with the run before (gdrcheck compare):
+  gdrcheck run --suites topology,kernel,bar1 --out after --compare-to before
 
 Exit 0 when every spec passed, 1 when a spec failed, 2 when the node could
 not be evaluated (unreadable host, no GPU, bad input) or only in part (NVML,
@@ -90,6 +93,7 @@ still reported, and the library's error with its likely cause).`,
 	f.StringVar(&r.scaling.Profile, "baseline-profile", "", "scaling: judge with this baseline profile (default: the one the nodes matched)")
 	f.StringVar(&r.scalingArgs, "scaling-args", "", "scaling: all_reduce_perf arguments, e.g. \"-b 8 -e 256M -f 2\" for a quick rehearsal (default -b 8 -e 2G -f 2; -g 1 is added)")
 	f.StringVar(&r.scaling.Pairs, "scaling-pairs", runner.PairsAuto, "scaling: when to re-pair the nodes to name a slow one: auto (a run below its baseline band, or no baseline), always, never")
+	r.cmp.flags(f)
 	o.addHostRoot(cmd)
 	return cmd
 }
@@ -97,6 +101,9 @@ still reported, and the library's error with its likely cause).`,
 func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	cfg, err := r.config()
 	if err != nil {
+		return err
+	}
+	if err := r.cmp.load(); err != nil {
 		return err
 	}
 	root, done, err := o.root()
@@ -159,6 +166,7 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	if ev != nil {
 		fmt.Fprintf(stdout, "node %s: driver %s, kernel %s, %d GPU(s), %d RDMA NIC(s)\n", res.Nodes[0].Name, orDash(ev.Host.DriverVersion), orDash(ev.Host.Kernel), len(ev.GPUs), len(ev.NICs))
 	}
+	r.cmp.apply(res)
 	if err := reports.WriteAll(r.out, res, reports.JUnitOptions{TestcaseProperties: r.tcProps}); err != nil {
 		return err
 	}
@@ -214,7 +222,7 @@ func printTables(w io.Writer, res *results.Results, format string) error {
 	if err := reports.SummaryTable(res).Render(w, format); err != nil {
 		return err
 	}
-	for _, t := range []reports.Table{reports.GDRTable(res), reports.ScalingTable(res), reports.FallbackTable(res), reports.ComparisonTable(res), reports.RDMATable(res), reports.ContainerTable(res), reports.FailuresTable(res)} {
+	for _, t := range []reports.Table{reports.GDRTable(res), reports.ScalingTable(res), reports.FallbackTable(res), reports.ComparisonTable(res), reports.RDMATable(res), reports.ContainerTable(res), reports.CompareTable(res), reports.FailuresTable(res)} {
 		if len(t.Rows) == 0 {
 			continue
 		}

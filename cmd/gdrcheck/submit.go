@@ -62,6 +62,18 @@ node could not be evaluated or never reported.`,
 				return err
 			}
 			s.Out = abs
+			// The job reads it on its first node: an absolute path, and
+			// one that reads here, or the job would fail at its end.
+			ct := compareTo{path: s.Job.CompareTo, tolerance: s.Job.CompareTolerance}
+			if ct.path != "" {
+				if ct.path, err = filepath.Abs(ct.path); err != nil {
+					return err
+				}
+				s.Job.CompareTo = ct.path
+				if err := ct.load(); err != nil {
+					return err
+				}
+			}
 			if err := suites.CheckLabels(s.Job.Suites); err != nil {
 				return fmt.Errorf("--suites: %w", err)
 			}
@@ -86,7 +98,7 @@ node could not be evaluated or never reported.`,
 			if !wait {
 				return nil
 			}
-			return waitAndReport(cmd, c, id, dir, poll, format, s.Job.DrainOnFail)
+			return waitAndReport(cmd, c, id, dir, poll, format, s.Job.DrainOnFail, ct.amend(false))
 		},
 	}
 	f := cmd.Flags()
@@ -114,6 +126,8 @@ node could not be evaluated or never reported.`,
 	f.StringVar(&s.Job.ScalingPairs, "scaling-pairs", "auto", "when the scaling suite re-pairs the nodes to name a slow one: auto (a multi-node run below its baseline, or no baseline), always, never")
 	f.BoolVar(&s.Job.DrainOnFail, "drain-on-fail", false, "drain failed nodes (Reason \"gdrcheck: ...\"); nodes drained by others are left alone")
 	f.BoolVar(&s.Job.AllowMissingBaseline, "allow-missing-baseline", false, "report measurements no baseline matches instead of failing them")
+	f.StringVar(&s.Job.CompareTo, "compare-to", "", "compare the job's report with the run before in `DIR` (a job or run directory, or a results.json; read on the job's first node, so on a shared filesystem), as gdrcheck compare does: the compare suite joins the report, a regression exits 1 (and drains nothing)")
+	f.Float64Var(&s.Job.CompareTolerance, "compare-tolerance", 0, "with --compare-to: bandwidth drop, as a fraction, allowed instead of each run's baseline band")
 	f.StringVar(&s.ContainerImage, "container-image", "", "run the node suites in this container (pyxis), gdrcheck mounted in")
 	f.StringVar(&s.ContainerMounts, "container-mounts", "", "extra pyxis mounts for the container")
 	f.BoolVar(&dryRun, "dry-run", false, "print the sbatch script and submit nothing")
@@ -126,7 +140,7 @@ node could not be evaluated or never reported.`,
 // waitAndReport follows the job to its end, collects from here what the
 // job itself could not (killed, timed out, node lost), and prints the
 // tables.
-func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time.Duration, format string, drained bool) error {
+func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time.Duration, format string, drained bool, amend slurm.Amend) error {
 	stderr := cmd.ErrOrStderr()
 	last := ""
 	var rec slurm.Record
@@ -160,7 +174,7 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 		if reason := rec["Reason"]; reason != "" && reason != "None" {
 			note += " (" + reason + ")"
 		}
-		m, err := slurm.Collect(dir, note)
+		m, err := slurm.CollectAmended(dir, note, amend)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("job %s ended %s before writing anything to %s", id, state, dir)}

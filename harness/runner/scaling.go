@@ -18,9 +18,8 @@ import (
 	"github.com/gdrcheck/gdrcheck/suites"
 )
 
-// AllocationNode names the report entry of the scaling area, which
-// belongs to no single node.
-const AllocationNode = "allocation"
+// AllocationNode names the report entry of the scaling area.
+const AllocationNode = results.AllocationNode
 
 // ScalingOptions are the allocation the scaling area measures.
 type ScalingOptions struct {

@@ -21,7 +21,7 @@ import (
 )
 
 // Suite names the compare suite in results.json and JUnit.
-const Suite = "compare"
+const Suite = results.SuiteCompare
 
 // DefaultTolerance is the bandwidth drop, as a fraction of the run before,
 // not called a regression where no baseline band says how much a run
@@ -49,40 +49,62 @@ const (
 )
 
 // Compare judges after against before, node by node. The result holds
-// one node per node of either, each with the compare suite; its exit code
-// is 1 on any regression.
+// one node per node of after, each with the compare suite alone; its exit
+// code is 1 on any regression. Nodes of only one run are noted, skipped:
+// two allocations seldom hold the same nodes.
 func Compare(before, after *results.Results, opt Options) *results.Results {
 	now := time.Now().UTC()
-	out := &results.Results{Schema: results.Schema, Tool: after.Tool, Started: now}
+	out := &results.Results{Schema: results.Schema, Tool: after.Tool, Started: now, Runs: after.Runs}
 	out.Tool.Suites = []string{Suite}
-	b, a := byName(before), byName(after)
-	// One node each under different names (a host renamed, or two
-	// recordings of one node): compare them with each other.
-	if len(before.Nodes) == 1 && len(after.Nodes) == 1 && before.Nodes[0].Name != after.Nodes[0].Name {
-		b = map[string]results.Node{after.Nodes[0].Name: before.Nodes[0]}
-	}
+	amend := Amend(before, opt, len(after.Nodes) == 1)
 	for _, n := range after.Nodes {
-		bn, ok := b[n.Name]
-		if !ok {
-			out.Nodes = append(out.Nodes, results.Node{Name: n.Name, Status: results.NodeEvaluated, Started: now, Finished: now,
-				Suites: []results.Suite{{Name: Suite, Specs: []results.Spec{{Name: AspectVerdicts, State: results.StateSkipped, Message: "not in the run before: nothing to compare with"}}}}})
-			continue
+		var runs []results.Run
+		if n.Name == results.AllocationNode {
+			runs = after.Runs
 		}
-		var beforeRuns, afterRuns []results.Run
-		if n.Name == "allocation" {
-			beforeRuns, afterRuns = before.Runs, after.Runs
-		}
-		out.Nodes = append(out.Nodes, results.Node{Name: n.Name, Status: results.NodeEvaluated, Facts: n.Facts, Profile: n.Profile, Started: now, Finished: now,
-			Suites: []results.Suite{{Name: Suite, Specs: compareNode(bn, n, append(slices.Clone(bn.Runs), beforeRuns...), append(slices.Clone(n.Runs), afterRuns...), opt)}}})
+		c := amend(results.Node{Name: n.Name, Status: results.NodeEvaluated, Facts: n.Facts, Profile: n.Profile, Started: now, Finished: now,
+			Evidence: n.Evidence, GPUs: n.GPUs, Runs: n.Runs, Suites: n.Suites}, runs)
+		c.Suites, c.Evidence, c.Runs = c.Suites[len(c.Suites)-1:], nil, nil
+		out.Nodes = append(out.Nodes, c)
 	}
+	a := byName(after)
 	for _, bn := range before.Nodes {
 		if _, ok := a[bn.Name]; !ok && !(len(before.Nodes) == 1 && len(after.Nodes) == 1) {
 			out.Nodes = append(out.Nodes, results.Node{Name: bn.Name, Status: results.NodeEvaluated, Started: now, Finished: now,
-				Suites: []results.Suite{{Name: Suite, Specs: []results.Spec{{Name: AspectVerdicts, State: results.StateFailed, Message: fmt.Sprintf("%s was in the run before and is not in the run after", bn.Name)}}}}})
+				Suites: []results.Suite{{Name: Suite, Specs: []results.Spec{{Name: AspectVerdicts, State: results.StateSkipped, Message: "in the run before only: nothing to compare with"}}}}})
 		}
 	}
 	out.Finished = time.Now().UTC()
 	return out
+}
+
+// Amend returns what adds the compare suite to a node of a run as it is
+// written (gdrcheck run --compare-to, a job's collector): the node
+// compared with its namesake in before, runs being the cross-node runs
+// where the node is the allocation. With single, a run of one node is
+// compared with a before of one node under another name (a host renamed,
+// two recordings of one node).
+func Amend(before *results.Results, opt Options, single bool) func(n results.Node, runs []results.Run) results.Node {
+	b := byName(before)
+	return func(n results.Node, runs []results.Run) results.Node {
+		bn, ok := b[n.Name]
+		if !ok && single && len(before.Nodes) == 1 {
+			bn, ok = before.Nodes[0], true
+		}
+		s := results.Suite{Name: Suite}
+		switch {
+		case !ok:
+			s.Specs = []results.Spec{{Name: AspectVerdicts, State: results.StateSkipped, Message: "not in the run before: nothing to compare with"}}
+		default:
+			var beforeRuns []results.Run
+			if bn.Name == results.AllocationNode {
+				beforeRuns = before.Runs
+			}
+			s.Specs = compareNode(bn, n, append(slices.Clone(bn.Runs), beforeRuns...), append(slices.Clone(n.Runs), runs...), opt)
+		}
+		n.Suites = append(slices.Clone(n.Suites), s)
+		return n
+	}
 }
 
 func byName(r *results.Results) map[string]results.Node {
