@@ -96,6 +96,11 @@ func Scan(path string, visit func(Node) error) (*Results, error) {
 	defer f.Close()
 	r, err := scan(bufio.NewReaderSize(f, 64<<10), visit)
 	if err != nil {
+		var at *offsetError
+		if errors.As(err, &at) {
+			line, col := lineCol(path, at.off)
+			return nil, fmt.Errorf("reading %s:%d:%d: %w", path, line, col, at.err)
+		}
 		return nil, fmt.Errorf("reading %q: %w", path, err)
 	}
 	if r.Schema != Schema {
@@ -155,7 +160,7 @@ func scan(rd io.Reader, visit func(Node) error) (*Results, error) {
 		return nil, err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("data after the document (byte %d)", dec.InputOffset())
+		return nil, &offsetError{dec.InputOffset(), errors.New("data after the document")}
 	}
 	return &r, nil
 }
@@ -166,16 +171,49 @@ func expectDelim(dec *json.Decoder, want json.Delim) error {
 		return syntaxAt(dec, err)
 	}
 	if d, ok := t.(json.Delim); !ok || d != want {
-		return fmt.Errorf("byte %d: want %q, found %v: not a results.json", dec.InputOffset(), want, t)
+		return &offsetError{dec.InputOffset(), fmt.Errorf("want %q, found %v: not a results.json", want, t)}
 	}
 	return nil
 }
 
 func syntaxAt(dec *json.Decoder, err error) error {
 	if errors.Is(err, io.EOF) {
-		return fmt.Errorf("the document ends early (byte %d): %w", dec.InputOffset(), io.ErrUnexpectedEOF)
+		err = fmt.Errorf("the document ends early: %w", io.ErrUnexpectedEOF)
 	}
-	return fmt.Errorf("byte %d: %w", dec.InputOffset(), err)
+	return &offsetError{dec.InputOffset(), err}
+}
+
+// offsetError is a decoding error at a byte offset, which Scan turns into
+// the line and column a person can open.
+type offsetError struct {
+	off int64
+	err error
+}
+
+func (e *offsetError) Error() string { return fmt.Sprintf("byte %d: %v", e.off, e.err) }
+func (e *offsetError) Unwrap() error { return e.err }
+
+// lineCol finds the 1-based line and column of a byte offset by reading
+// the file again: only an error pays for it.
+func lineCol(path string, off int64) (line, col int) {
+	line, col = 1, 1
+	f, err := os.Open(path)
+	if err != nil {
+		return line, col
+	}
+	defer f.Close()
+	rd := bufio.NewReader(io.LimitReader(f, off))
+	for {
+		b, err := rd.ReadByte()
+		if err != nil {
+			return line, col
+		}
+		if b == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
 }
 
 // Slim is a node without what no report shows (its raw evidence), which

@@ -124,3 +124,54 @@ func TestCollectStreamsTheEvidenceAndKeepsTheSlimCopy(t *testing.T) {
 		t.Errorf("Discard left %d entries, want %d", len(ents2), len(ents))
 	}
 }
+
+// The collector passes every node through Amend before it is written, the
+// allocation with the cross-node runs; a failed compare spec drains
+// nothing.
+func TestCollectAmendedWritesAmendedNodesAndDrainsNoComparison(t *testing.T) {
+	dir := t.TempDir()
+	if err := writeJSON(filepath.Join(dir, jobFile), JobInfo{ID: "8", Nodes: []string{"node1"}}); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, nodesDir, "node1"), 0o755)
+	os.MkdirAll(filepath.Join(dir, scaleDir), 0o755)
+	one := &results.Results{Schema: results.Schema, Nodes: []results.Node{{Name: "node1", Status: results.NodeEvaluated}}}
+	if err := one.Write(filepath.Join(dir, nodesDir, "node1", resultsFile)); err != nil {
+		t.Fatal(err)
+	}
+	scale := &results.Results{Schema: results.Schema, Nodes: []results.Node{{Name: AllocationNode, Status: results.NodeEvaluated}},
+		Runs: []results.Run{{Suite: "scale", Op: "all_reduce", Nodes: []string{"node1"}}}}
+	if err := scale.Write(filepath.Join(dir, scaleDir, resultsFile)); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	m, err := CollectAmended(dir, "", func(n results.Node, runs []results.Run) results.Node {
+		seen[n.Name] = len(runs)
+		n.Suites = append(n.Suites, results.Suite{Name: results.SuiteCompare, Specs: []results.Spec{{Name: "keeps its bandwidth", State: results.StateFailed, Message: "busbw 300 -> 200"}}})
+		return n
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Write(reports.JUnitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if seen["node1"] != 0 || seen[AllocationNode] != 1 {
+		t.Errorf("amend saw %v: want node1 without runs, the allocation with its one run", seen)
+	}
+	res, err := results.Read(filepath.Join(dir, resultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range res.Nodes {
+		if s := n.Suites; len(s) != 1 || s[0].Name != results.SuiteCompare {
+			t.Errorf("%s in results.json: suites %+v", n.Name, s)
+		}
+	}
+	if res.ExitCode() != results.ExitFailed {
+		t.Errorf("exit %d, want 1", res.ExitCode())
+	}
+	if f := FailedNodes(res); len(f) != 0 {
+		t.Errorf("a comparison drains %v", f)
+	}
+}

@@ -19,6 +19,7 @@ func TestRenderWritesAnSbatchScriptWithEveryOption(t *testing.T) {
 	s.Job.Suites = []string{"topology", "kernel"}
 	s.Job.NCCLSrunArgs = []string{"--mpi=pmix"}
 	s.Job.DrainOnFail = true
+	s.Job.CompareTo, s.Job.CompareTolerance = "/shared/gdrcheck/job-41", 0.08
 	got, err := s.Render("v1")
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +29,7 @@ func TestRenderWritesAnSbatchScriptWithEveryOption(t *testing.T) {
 		"#SBATCH --time=30\n", "#SBATCH --reservation=maint_window\n", "#SBATCH --constraint=h100&ib\n",
 		"#SBATCH --gpus-per-node=8\n", "#SBATCH --exclude=node13\n", "#SBATCH --signal=B:USR1@120\n",
 		`exec /opt/gdrcheck/bin/gdrcheck job --out /shared/gdrcheck/job-"$SLURM_JOB_ID" --suites topology,kernel --gpus-per-node 8`,
-		"--nccl-srun-arg --mpi=pmix --drain-on-fail\n",
+		"--nccl-srun-arg --mpi=pmix --drain-on-fail --compare-to /shared/gdrcheck/job-41 --compare-tolerance 0.08\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("script lacks %q:\n%s", want, got)
@@ -49,6 +50,8 @@ func TestRenderRefusesValuesThatWouldChangeTheScript(t *testing.T) {
 		"an sbatch-arg that is no option": func(s *Submission) { s.SbatchArgs = []string{"rm"} },
 		"a newline in the output path":    func(s *Submission) { s.Out = "/shared\n/x" },
 		"no nodes":                        func(s *Submission) { s.Nodes = 0 },
+		"a newline in --compare-to":       func(s *Submission) { s.Job.CompareTo = "/shared\n/x" },
+		"a tolerance of 150 %":            func(s *Submission) { s.Job.CompareTolerance = 1.5 },
 	}
 	for name, mod := range cases {
 		s := sub()
