@@ -5,6 +5,7 @@
 #   make run-fault  the same with one node planted with a fault: exit 1
 #   make build  bin/gdrcheck
 #   make bench  benchmarks (figures go in issue notes, not in timed tests)
+#   make fuzz   every fuzz target for FUZZTIME (30s) each: make fuzz FUZZTIME=5m
 #   make report-screenshot  render the HTML report in headless Chromium
 
 SHELL := /bin/bash
@@ -47,6 +48,36 @@ test: deps vet
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# Every fuzz target in the tree, one after the other for FUZZTIME each (go
+# test -fuzz takes one target per package per run), then the execs each
+# ran. Go minimises each input that finds new coverage for up to 60 s by
+# default, which ate whole runs; FUZZMINIMIZETIME caps it (a crasher is
+# still minimised, for that long). Go 1.26 can end a run that found
+# nothing with "context deadline exceeded" (golang/go#75804, fixed in
+# 1.27): only a run that wrote a failing input fails.
+FUZZTIME         ?= 30s
+FUZZMINIMIZETIME ?= 5s
+.PHONY: fuzz
+fuzz:
+	@set -o pipefail; summary=""; failed=""; \
+	for f in $$(grep -rl --include='*_test.go' '^func Fuzz' . | sort); do \
+		pkg=./$$(dirname $${f#./}); \
+		for t in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$f); do \
+			echo "== $$t $$pkg"; \
+			if out=$$($(GO) test -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime $(FUZZMINIMIZETIME) $$pkg 2>&1 | tee /dev/stderr); then \
+				st=""; \
+			elif grep -q 'context deadline exceeded' <<<"$$out" && ! grep -q 'Failing input written' <<<"$$out"; then \
+				st=" (ended by golang/go#75804, nothing found)"; \
+			else \
+				st=" FAILED"; failed+=" $$t"; \
+			fi; \
+			n=$$(sed -n 's/.*execs: \([0-9]*\).*/\1/p' <<<"$$out" | tail -1); \
+			summary+="$$t $$pkg: $${n:-0} execs$$st"$$'\n'; \
+		done; \
+	done; \
+	echo "== execs in $(FUZZTIME) each"; printf '%s' "$$summary"; \
+	if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
 
 # Unpack the fixture nodes (fixtures/nodes/<name>/, git-ignored) for use by
 # hand: bin/gdrcheck run --host-root fixtures/nodes/<name>

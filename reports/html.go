@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"reflect"
 
 	"github.com/gdrcheck/gdrcheck/results"
 )
@@ -19,13 +20,17 @@ import (
 // fetch. Everything that comes from the results is escaped by
 // html/template, and the output depends on nothing but r.
 func WriteHTML(w io.Writer, r *results.Results) error {
+	page := newHTMLPage(r)
+	// No invalid character or UTF-8 reaches html/template (sanitize.go),
+	// which then escapes for the context each value lands in.
+	cleanStrings(reflect.ValueOf(page).Elem())
 	var buf bytes.Buffer
-	if err := htmlTemplate.Execute(&buf, newHTMLPage(r)); err != nil {
+	if err := htmlTemplate.Execute(&buf, page); err != nil {
 		return fmt.Errorf("rendering HTML: %w", err)
 	}
 	// The definitions after </html> leave blank lines behind.
-	page := append(bytes.TrimRight(buf.Bytes(), "\n"), '\n')
-	_, err := w.Write(page)
+	out := append(bytes.TrimRight(buf.Bytes(), "\n"), '\n')
+	_, err := w.Write(out)
 	return err
 }
 

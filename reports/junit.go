@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,7 @@ type junitTestcase struct {
 }
 
 // cdata keeps multi-line output readable in the file instead of &#xA;.
+// encoding/xml splits a "]]>" in it across two CDATA sections.
 type cdata struct {
 	Text string `xml:",cdata"`
 }
@@ -94,6 +96,8 @@ func ClassName(node, suite string) string {
 // WriteJUnit writes the results as JUnit that passes the xUnit plugin's
 // junit-10.xsd: one testsuite per node, stable case names, skipped apart
 // from failed, unevaluable and missing nodes as failures that say why.
+// Every text in it is first made fit for XML 1.0 (cleanText), so the file
+// parses whatever bytes the results hold.
 func WriteJUnit(w io.Writer, r *results.Results, opt JUnitOptions) error {
 	if opt.MaxOutput == 0 {
 		opt.MaxOutput = 64 << 10
@@ -158,6 +162,8 @@ func WriteJUnit(w io.Writer, r *results.Results, opt JUnitOptions) error {
 		doc.Failures += s.Failures
 		doc.Suites = append(doc.Suites, s)
 	}
+	// The one place text is made fit for XML (sanitize.go).
+	cleanStrings(reflect.ValueOf(&doc).Elem())
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
@@ -229,11 +235,4 @@ func locationSuffix(loc string) string {
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
-}
-
-func truncate(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + fmt.Sprintf("\n[... %d bytes trimmed]\n", len(s)-max)
 }

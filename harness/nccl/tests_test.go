@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gdrcheck/gdrcheck/internal/fuzzseed"
 )
 
 // Fixture folders, relative to this package.
@@ -816,7 +818,8 @@ func TestVersionFromCodeReadsBothCodeSchemes(t *testing.T) {
 
 // addFixtureSeeds seeds a fuzz test with every file of the three fixture
 // folders (fixtures/nccl-tests, fixtures/corpus/nccl-tests and
-// fixtures/corpus/nccl-debug), whole and cut in the middle of a line.
+// fixtures/corpus/nccl-debug), whole and cut in the middle of a line, in
+// slices of a few KiB (fuzzseed says why).
 func addFixtureSeeds(f *testing.F) {
 	var files []string
 	// Files only: the fixture folders also hold subfolders (synthetic/,
@@ -836,9 +839,11 @@ func addFixtureSeeds(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(string(b))
+		for _, seed := range fuzzseed.Ends(b) {
+			f.Add(string(seed))
+		}
 		for _, off := range midLineCuts(b) {
-			f.Add(string(b[:off]))
+			f.Add(string(fuzzseed.Before(b, off)))
 		}
 	}
 }

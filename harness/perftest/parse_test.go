@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gdrcheck/gdrcheck/internal/fuzzseed"
 )
 
 const corpus = "../../fixtures/corpus/perftest"
@@ -442,7 +444,9 @@ func seeds(f *testing.F, globs ...string) {
 			if err != nil {
 				f.Fatal(err)
 			}
-			f.Add(b)
+			for _, seed := range fuzzseed.Ends(b) {
+				f.Add(seed)
+			}
 		}
 	}
 }
