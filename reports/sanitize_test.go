@@ -246,3 +246,14 @@ func TestWritersLeaveTheResultsAsTheyWere(t *testing.T) {
 		t.Error("cleaning the report changed the results it was made from")
 	}
 }
+
+func TestTablesShowControlCharactersInsteadOfSendingThem(t *testing.T) {
+	var b strings.Builder
+	tb := Table{Header: []string{"node", "message"}, Rows: [][]string{{"n1", "\x1b[31mred\x1b[0m \xff"}}}
+	if err := tb.Render(&b, FormatText); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsRune(b.String(), 0x1b) || !strings.Contains(b.String(), `\x1b[31mred\x1b[0m`) || !strings.Contains(b.String(), "\uFFFD") {
+		t.Errorf("table:\n%q", b.String())
+	}
+}

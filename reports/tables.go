@@ -52,7 +52,16 @@ func (t Table) Render(w io.Writer, format string) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 	)
 	tbl.Header(t.Header)
-	if err := tbl.Bulk(t.Rows); err != nil {
+	// Cells quote what nodes and tools printed: an ESC there would drive
+	// the terminal or the CI log viewer. The rule JUnit and HTML use.
+	rows := make([][]string, len(t.Rows))
+	for i, row := range t.Rows {
+		rows[i] = make([]string, len(row))
+		for j, c := range row {
+			rows[i][j] = cleanText(c)
+		}
+	}
+	if err := tbl.Bulk(rows); err != nil {
 		return err
 	}
 	if err := tbl.Render(); err != nil {
