@@ -4,6 +4,7 @@
 #   make run    the main job on the embedded default (see README)
 #   make run-fault  the same with one node planted with a fault: exit 1
 #   make build  bin/gdrcheck
+#   make build-all  bin/gdrcheck-linux-amd64 and bin/gdrcheck-linux-arm64 (GH200, GB200)
 #   make bench  benchmarks (figures go in issue notes, not in timed tests)
 #   make fuzz   every fuzz target for FUZZTIME (30s) each: make fuzz FUZZTIME=5m
 #   make report-screenshot  render the HTML report in headless Chromium
@@ -21,15 +22,33 @@ LDFLAGS := -X main.version=$(VERSION)
 BIN     := bin/gdrcheck
 NODES   := $(patsubst %.ttar,%,$(wildcard fixtures/nodes/*.ttar))
 # Debian packages the tests use: xmllint validates JUnit against the xUnit
-# schema; gcc builds go-nvml's cgo.
-DEBS    := libxml2-utils gcc
+# schema; gcc builds go-nvml's cgo. GH200 and GB200 nodes are aarch64:
+# gcc-aarch64-linux-gnu cross-compiles the cgo for linux/arm64 against
+# libc6-dev-arm64-cross (the cross compiler only recommends it, and
+# --no-install-recommends would leave out the C headers), and
+# qemu-user-static runs that binary in the tests: named on the command
+# line it needs no binfmt_misc registration, which a container lacks, and
+# being static it pulls in no libraries of its own.
+DEBS    := libxml2-utils gcc gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
+# The C compiler for each GOARCH build-all builds (Debian's names; on an
+# amd64 host the first is the native gcc).
+ARCHES   := amd64 arm64
+CC_amd64 ?= x86_64-linux-gnu-gcc
+CC_arm64 ?= aarch64-linux-gnu-gcc
 
-.PHONY: all build test deps vet run bench fixtures fixtures-update clean
+.PHONY: all build build-all $(ARCHES:%=build-linux-%) test deps vet run bench fixtures fixtures-update clean
 
 all: build
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gdrcheck
+
+# One binary per architecture, cgo cross-compiled and still dlopen only:
+# bin/gdrcheck-linux-<arch> links libc alone (NVML, libcuda and libibverbs
+# are opened when it runs), so it needs no NVIDIA library to build.
+build-all: $(ARCHES:%=build-linux-%)
+$(ARCHES:%=build-linux-%): build-linux-%: deps
+	GOOS=linux GOARCH=$* CC=$(CC_$*) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)-linux-$* ./cmd/gdrcheck
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

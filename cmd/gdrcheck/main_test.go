@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -20,16 +21,18 @@ import (
 var update = flag.Bool("update", false, "rewrite the fixtures/nodes/*.golden.json files")
 
 // bin is gdrcheck built once for the end-to-end tests: Ginkgo runs once per
-// process, so every run is a process of its own, as in production.
-var bin string
+// process, so every run is a process of its own, as in production. binDir
+// holds it and the other binaries the tests build, removed at the end.
+var bin, binDir string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	dir, err := os.MkdirTemp("", "gdrcheck-e2e-")
+	var err error
+	binDir, err = os.MkdirTemp("", "gdrcheck-e2e-")
 	if err != nil {
 		panic(err)
 	}
-	bin = filepath.Join(dir, "gdrcheck")
+	bin = filepath.Join(binDir, "gdrcheck")
 	build := exec.Command("go", "build", "-trimpath", "-o", bin, ".")
 	build.Env = append(os.Environ(), "CGO_CFLAGS=-Wno-deprecated-declarations")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -38,7 +41,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	stopCluster()
-	os.RemoveAll(dir)
+	os.RemoveAll(binDir)
 	os.Exit(code)
 }
 
@@ -125,9 +128,16 @@ func shapeRuns(name string) (recs map[string]string, args []string) {
 
 func runFixture(t *testing.T, name string, extra ...string) (verdicts, *results.Results) {
 	t.Helper()
+	return runFixtureWith(t, []string{bin}, name, extra...)
+}
+
+// runFixtureWith runs gdrcheck through launcher (the binary, or an
+// emulator and its arguments before it) on a fixture node.
+func runFixtureWith(t *testing.T, launcher []string, name string, extra ...string) (verdicts, *results.Results) {
+	t.Helper()
 	out := t.TempDir()
 	args := append([]string{"run", "-q", "--host-root", nodes + name + ".ttar", "--out", out}, extra...)
-	cmd := exec.Command(bin)
+	cmd := exec.Command(launcher[0])
 	cmd.Env = append(os.Environ(), "SLURMD_NODENAME=")
 	if recs, more := shapeRuns(name); recs != nil {
 		// Only the collectives recorded exist, as on a cluster that
@@ -142,7 +152,7 @@ func runFixture(t *testing.T, name string, extra ...string) (verdicts, *results.
 		args = append(append(args, "--nccl-tests-dir", dir), more...)
 		cmd.Env = append(cmd.Env, env...)
 	}
-	cmd.Args = append([]string{bin}, args...)
+	cmd.Args = append(slices.Clone(launcher), args...)
 	r := runCmd(t, cmd)
 	res, err := results.Read(filepath.Join(out, "results.json"))
 	if err != nil {
