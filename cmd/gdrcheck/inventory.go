@@ -43,6 +43,9 @@ that sysfs does not have.`,
 			defer done()
 			h, err := node.Open(root)
 			if err != nil {
+				if root != o.hostRoot {
+					err = fmt.Errorf("%s: %w", o.hostRoot, err)
+				}
 				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
 			ev := node.Collect(h, node.DefaultSources(h))

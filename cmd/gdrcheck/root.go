@@ -49,16 +49,17 @@ func (o *options) addHostRoot(cmd *cobra.Command) {
 }
 
 // root resolves --host-root: a .ttar archive is unpacked to a temporary
-// directory that done removes.
+// directory that done removes (hostdir.go), after those that killed
+// processes left are removed.
 func (o *options) root() (dir string, done func(), err error) {
+	removeStaleHostDirs()
 	if !strings.HasSuffix(o.hostRoot, ".ttar") {
 		return o.hostRoot, func() {}, nil
 	}
-	dir, err = os.MkdirTemp("", "gdrcheck-host-")
+	dir, done, err = newHostDir()
 	if err != nil {
-		return "", nil, err
+		return "", nil, fmt.Errorf("--host-root %s: %w", o.hostRoot, err)
 	}
-	done = func() { os.RemoveAll(dir) }
 	if err := ttar.ExtractFile(o.hostRoot, dir); err != nil {
 		done()
 		return "", nil, fmt.Errorf("--host-root: %w", err)

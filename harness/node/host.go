@@ -26,7 +26,10 @@ type Host struct {
 }
 
 // Open checks that root holds readable sys and proc directories, the way
-// procfs.NewFS checks its mount point. An empty root means "/".
+// procfs.NewFS checks its mount point. An empty root means "/". A root other
+// than "/" is a recording, and Open refuses one holding a symlink that
+// resolves outside it (checkContained), so that every read under it, by
+// gdrcheck, procfs, sysfs or rdmamap, stays inside it.
 func Open(root string) (Host, error) {
 	if root == "" {
 		root = "/"
@@ -44,7 +47,16 @@ func Open(root string) (Host, error) {
 		if !fi.IsDir() {
 			return Host{}, fmt.Errorf("host root %q: %q is not a directory", abs, p)
 		}
-		if _, err := os.ReadDir(p); err != nil {
+	}
+	// A recorded tree is someone else's: nothing in it may lead a read
+	// outside it. The live host's own links are its business.
+	if abs != "/" {
+		if err := checkContained(abs); err != nil {
+			return Host{}, fmt.Errorf("host root %q: %w", abs, err)
+		}
+	}
+	for _, sub := range []string{"sys", "proc"} {
+		if _, err := os.ReadDir(filepath.Join(abs, sub)); err != nil {
 			return Host{}, fmt.Errorf("host root %q: %w", abs, err)
 		}
 	}

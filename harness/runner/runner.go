@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
@@ -94,7 +95,12 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 	if err != nil {
 		n.Name = nodeName(opt.NodeName, "")
 		n.Status = results.NodeUnevaluable
+		// Named as the user gave it, not as the temporary directory an
+		// archive was unpacked to.
 		n.Reason = err.Error()
+		if opt.HostLabel != "" {
+			n.Reason = strings.ReplaceAll(n.Reason, opt.HostRoot, opt.HostLabel)
+		}
 	} else {
 		src := node.DefaultSources(h)
 		if opt.Sources != nil {

@@ -8,6 +8,7 @@ package ttar
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -88,67 +89,93 @@ func writeContent(w *bufio.Writer, b []byte) {
 	}
 }
 
-// Extract unpacks an archive into dir, refusing names that climb out of it.
-// name is used in error messages, which give the line.
+// Extract unpacks an archive into dir; name is used in error messages, which
+// give the line. The archive is untrusted: gdrcheck unpacks recordings
+// other people made, as root. So every directory, file, mode change and
+// symlink is made through an os.Root opened on dir, which refuses any name
+// that resolves outside it (an absolute name, "..", or a symlink the archive
+// planted earlier, such as esc -> /etc followed by esc/passwd), and a
+// symlink's target is checked as it is made: it must be relative and stay
+// inside dir seen from the link's directory, as sysfs's own links do
+// (bus/pci/devices/X -> ../../../devices/pci0000:00/X). That check is
+// lexical, because a target may come later in the archive; a chain of links
+// that climbs out only once resolved (l -> ., x -> l/..) is still harmless
+// here, os.Root refusing to write through it, and node.Open refuses to read
+// a tree holding one.
 func Extract(r io.Reader, name, dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("extracting %s: %w", name, err)
+	}
+	defer root.Close()
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 1<<26)
+	sc.Buffer(make([]byte, 1<<20), maxLine)
 	line := 0
-	next := func() (string, bool) {
-		if !sc.Scan() {
-			return "", false
+	// next returns the next line; at the end it says why there is none:
+	// io.EOF at the end of the archive, else the reader's error.
+	next := func() (string, error) {
+		if sc.Scan() {
+			line++
+			return sc.Text(), nil
 		}
-		line++
-		return sc.Text(), true
+		switch err := sc.Err(); {
+		case errors.Is(err, bufio.ErrTooLong):
+			return "", fmt.Errorf("line %d of %s is longer than %d MiB: %w", line+1, name, maxLine>>20, err)
+		case err != nil:
+			return "", fmt.Errorf("%s: after line %d: %w", name, line, err)
+		}
+		return "", io.EOF
 	}
 	fail := func(format string, a ...any) error {
-		return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, a...))
+		return fmt.Errorf("%s:%d: %w", name, line, fmt.Errorf(format, a...))
 	}
-	var path string
+	var path string // the entry the following lines describe, relative to dir
 	for {
-		l, ok := next()
-		if !ok {
-			break
+		l, err := next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 		switch {
 		case l == "" || strings.HasPrefix(l, "#"):
 			continue
 		case strings.HasPrefix(l, "Directory: "):
-			p, err := safeJoin(dir, strings.TrimPrefix(l, "Directory: "))
-			if err != nil {
-				return fail("%v", err)
+			if path, err = local(strings.TrimPrefix(l, "Directory: ")); err != nil {
+				return fail("%w", err)
 			}
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				return fail("%v", err)
+			if err := root.MkdirAll(path, 0o755); err != nil {
+				return fail("directory %q: %w", path, err)
 			}
-			path = p
 		case strings.HasPrefix(l, "Path: "):
-			p, err := safeJoin(dir, strings.TrimPrefix(l, "Path: "))
-			if err != nil {
-				return fail("%v", err)
+			if path, err = local(strings.TrimPrefix(l, "Path: ")); err != nil {
+				return fail("%w", err)
 			}
-			path = p
 		case strings.HasPrefix(l, "SymlinkTo: "):
 			if path == "" {
 				return fail("SymlinkTo without Path")
 			}
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return fail("%v", err)
-			}
-			os.Remove(path)
-			if err := os.Symlink(strings.TrimPrefix(l, "SymlinkTo: "), path); err != nil {
-				return fail("%v", err)
+			target := strings.TrimPrefix(l, "SymlinkTo: ")
+			if err := symlink(root, target, path); err != nil {
+				return fail("symlink %q -> %q: %w", path, target, err)
 			}
 		case strings.HasPrefix(l, "Lines: "):
 			n, err := strconv.Atoi(strings.TrimPrefix(l, "Lines: "))
 			if err != nil || n < 0 {
 				return fail("bad line count %q", l)
 			}
+			if path == "" {
+				return fail("Lines without Path")
+			}
 			var buf bytes.Buffer
 			for i := 0; i < n; i++ {
-				c, ok := next()
-				if !ok {
+				c, err := next()
+				if err == io.EOF {
 					return fail("archive ends inside %q", path)
+				}
+				if err != nil {
+					return err
 				}
 				if i == n-1 && strings.HasSuffix(c, "EOF") {
 					buf.WriteString(strings.TrimSuffix(c, "EOF"))
@@ -157,43 +184,69 @@ func Extract(r io.Reader, name, dir string) error {
 					buf.WriteByte('\n')
 				}
 			}
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return fail("%v", err)
+			if err := root.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return fail("file %q: %w", path, err)
 			}
 			b := bytes.ReplaceAll(buf.Bytes(), []byte("NULLBYTE"), []byte{0})
-			if err := os.WriteFile(path, b, 0o644); err != nil {
-				return fail("%v", err)
+			if err := root.WriteFile(path, b, 0o644); err != nil {
+				return fail("file %q: %w", path, err)
 			}
 		case strings.HasPrefix(l, "Mode: "):
 			m, err := strconv.ParseUint(strings.TrimPrefix(l, "Mode: "), 8, 32)
 			if err != nil {
 				return fail("bad mode %q", l)
 			}
+			if path == "" {
+				return fail("Mode without Path")
+			}
 			// Keep directories traversable and files readable by the
-			// owner whatever was recorded, so tests can clean up.
-			mode := fs.FileMode(m)
-			if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+			// owner whatever was recorded, so tests can clean up; no
+			// setuid, setgid or sticky bit.
+			mode := fs.FileMode(m) & fs.ModePerm
+			if fi, err := root.Lstat(path); err == nil && fi.IsDir() {
 				mode |= 0o700
 			}
-			if err := os.Chmod(path, mode); err != nil {
-				return fail("%v", err)
+			if err := root.Chmod(path, mode); err != nil {
+				return fail("mode of %q: %w", path, err)
 			}
 		default:
 			return fail("unexpected line %q", l)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
 }
 
-func safeJoin(dir, rel string) (string, error) {
-	p := filepath.Join(dir, filepath.FromSlash(rel))
-	if p != dir && !strings.HasPrefix(p, filepath.Clean(dir)+string(filepath.Separator)) {
-		return "", fmt.Errorf("name %q leaves the archive", rel)
+// maxLine is the longest line Extract reads (a sysfs attribute is a page,
+// a recorded JSON answer a few MiB).
+const maxLine = 64 << 20
+
+// local checks an entry's name: relative, and not climbing out of the
+// archive.
+func local(name string) (string, error) {
+	p := filepath.FromSlash(name)
+	if !filepath.IsLocal(p) {
+		return "", fmt.Errorf("name %q leaves the archive", name)
 	}
-	return p, nil
+	return filepath.Clean(p), nil
+}
+
+// symlink makes the link name -> target through root, replacing what was
+// there; the target must stay inside root, seen from the link's directory.
+func symlink(root *os.Root, target, name string) error {
+	switch {
+	case target == "":
+		return errors.New("empty target")
+	case filepath.IsAbs(target):
+		return errors.New("the target is absolute; a recording's links must stay inside it")
+	case !filepath.IsLocal(filepath.Join(filepath.Dir(name), target)):
+		return errors.New("the target climbs out of the archive")
+	}
+	if err := root.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	if err := root.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return root.Symlink(target, name)
 }
 
 // ExtractFile unpacks the archive at path into dir.

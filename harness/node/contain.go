@@ -1,0 +1,100 @@
+package node
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// checkContained walks a recorded root once and refuses it if anything in
+// it could make a read land outside it: a symlink that resolves outside
+// (absolute, climbing out, or a chain that does once resolved), or a
+// device, pipe or socket. gdrcheck runs as root and replays recordings
+// other people made, and most of what reads a root reads by path (procfs
+// and sysfs, filepath.Glob and EvalSymlinks, rdmamap), following links as
+// the kernel does; a tree that holds no such entry gives every one of those
+// reads a file inside it. The tree must not change while it is read: an
+// unpacked archive lives in a directory only this process writes (see
+// cmd/gdrcheck's root.go).
+//
+// Each top-level directory must keep its own links: sys/ and dev/ are also
+// bind-mounted alone over /sys and /dev for rdmamap (rdmans.go), where a
+// link from sys/ into the root's proc/ would reach the host's /proc. A
+// real sysfs's links stay inside it (class/infiniband/mlx5_0 ->
+// ../../devices/...), and so do a snapshot's. Links that resolve to
+// nothing are kept: a snapshot records a device's driver link, not the
+// driver.
+func checkContained(root string) error {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !e.IsDir() {
+			if err := checkEntry(r, root, e.Name(), e.Type()); err != nil {
+				return err
+			}
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		sub, err := r.OpenRoot(e.Name())
+		if err != nil {
+			return err
+		}
+		err = fs.WalkDir(sub.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return fmt.Errorf("reading %q: %w", filepath.Join(dir, p), err)
+			}
+			return checkEntry(sub, dir, p, d.Type())
+		})
+		sub.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkEntry refuses one entry of r (the directory dir) that a read could
+// follow out of it.
+func checkEntry(r *os.Root, dir, name string, typ fs.FileMode) error {
+	p := filepath.Join(dir, name)
+	switch {
+	case typ&fs.ModeSymlink != 0:
+		// os.Root resolves the link as the kernel would, refusing to
+		// leave r. A missing or non-directory component stops the
+		// kernel too; anything else (escaping, more links than
+		// os.Root follows) is refused.
+		_, err := r.Stat(name)
+		if err == nil || errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil
+		}
+		target, _ := r.Readlink(name)
+		return fmt.Errorf("%q links to %q, which does not resolve inside %q: %w", p, target, dir, err)
+	case typ&(fs.ModeDevice|fs.ModeNamedPipe|fs.ModeSocket|fs.ModeIrregular) != 0:
+		return fmt.Errorf("%q is a %s, not a recorded file", p, typeName(typ))
+	}
+	return nil
+}
+
+func typeName(typ fs.FileMode) string {
+	switch {
+	case typ&fs.ModeCharDevice != 0:
+		return "character device"
+	case typ&fs.ModeDevice != 0:
+		return "block device"
+	case typ&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case typ&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}
