@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -33,7 +34,30 @@ mismatch after an upgrade, no driver libraries, a tree of sysfs alone) it
 is printed without UUIDs, names and indexes, NVML's error goes to stderr as
 a warning (and into "warnings" in YAML and JSON), and the exit code is 0.
 It is 2 when the map is not complete: no sysfs, no GPU, or GPUs NVML lists
-that sysfs does not have.`,
+that sysfs does not have.
+
+Two formats are made for schedulers and launchers. --format gres prints
+Slurm gres.conf lines, one per GPU, for a node's gres.conf (or a file it
+includes):
+  Name=gpu Type=h100 File=/dev/nvidia0 Cores=0-55 # GPU 0 0000:18:00.0 NUMA 0, rail mlx5_0:1 PIX
+File= is /dev/nvidia<device minor>; Cores= are Slurm's core indexes (core 0
+the first core of the first socket, hardware threads not counted) of the
+GPU's local CPUs, left out where sysfs has no CPU topology or the GPU is
+local to every core; the comment names the GPU's rail NIC and path class.
+A GPU whose device minor is unknown gets a comment instead of a line, and
+the exit code is 2.
+
+--format env prints POSIX sh for a launch wrapper to source: for the local
+rank (LOCAL_RANK, else SLURM_LOCALID, else OMPI_COMM_WORLD_LOCAL_RANK),
+rank r on GPU r in NVML index order, it exports NCCL_IB_HCA (=mlx5_0:1,
+the rail NIC and port, matched exactly), UCX_NET_DEVICES (mlx5_0:1),
+GDRCHECK_CPUS (the GPU's local CPUs, for taskset -c or numactl -C),
+GDRCHECK_NUMA_NODE, GDRCHECK_GPU_INDEX, GDRCHECK_GPU_UUID and
+GDRCHECK_GPU_BUS_ID. A GPU without an RDMA NIC sets no NCCL_IB_HCA; an
+unknown rank is an error on stderr and a non-zero return. In an srun
+wrapper:
+  . <(gdrcheck inventory --format env) || exit 1
+  exec taskset -c "$GDRCHECK_CPUS" "$@"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			root, done, err := o.root()
@@ -52,14 +76,20 @@ that sysfs does not have.`,
 			ev.Relabel(o.hostRoot)
 			inv := ev.Inventory()
 			w := cmd.OutOrStdout()
-			if err := writeInventory(w, inv, ev, format); err != nil {
-				return err
+			// A gres map without a GPU's line is still written, and
+			// exits 2 below like a map that is not complete.
+			partial := writeInventory(w, inv, ev, format)
+			if partial != nil && !errors.Is(partial, errNoMinor) {
+				return partial
 			}
 			mapErr := ev.MapError()
 			for _, warn := range inv.Warnings {
 				if mapErr == nil || warn != mapErr.Error() {
 					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn)
 				}
+			}
+			if mapErr == nil {
+				mapErr = partial
 			}
 			if mapErr != nil {
 				return &exitError{code: results.ExitUnevaluable, err: mapErr}
@@ -82,7 +112,7 @@ that sysfs does not have.`,
 			return &exitError{code: results.ExitFailed, err: fmt.Errorf("%d difference(s) from %s", len(drift), expect)}
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "table", "output format: table, yaml or json")
+	cmd.Flags().StringVar(&format, "format", "table", "output format: table, yaml, json, gres (Slurm gres.conf lines) or env (sh for a launch wrapper)")
 	cmd.Flags().StringVar(&expect, "expect", "", "compare with the inventory stored in `FILE` and report drift (exit 1)")
 	o.addHostRoot(cmd)
 	return cmd
@@ -106,8 +136,12 @@ func writeInventory(w io.Writer, inv node.Inventory, ev *node.Evidence, format s
 		return enc.Close()
 	case "table":
 		return inventoryTables(inv, ev).render(w)
+	case "gres":
+		return writeGres(w, inv, ev)
+	case "env":
+		return writeEnv(w, inv)
 	}
-	return fmt.Errorf("--format %q: want table, yaml or json", format)
+	return fmt.Errorf("--format %q: want table, yaml, json, gres or env", format)
 }
 
 type tables []reports.Table

@@ -24,6 +24,9 @@ type Evidence struct {
 	ACS      []ACS       `json:"acs"`       // bridges on GPU <-> preferred NIC paths
 	IOMMU    IOMMU       `json:"iommu"`
 	Kernel   KernelFacts `json:"kernel"`
+	// CPUCores are the node's cores in hwloc's logical order (Slurm's
+	// core indexes); empty where sysfs has no CPU topology.
+	CPUCores []CPUCore `json:"cpu_cores,omitempty"`
 	// CUDA and Verbs are filled by ProbeGPUDirect, only for the suites
 	// that need them (Probed).
 	Probed bool       `json:"probed"`
@@ -279,6 +282,11 @@ func Collect(h Host, src Sources) *Evidence {
 	if e.Kernel, err = h.Kernel(); err != nil {
 		e.problem("kernel", false, err)
 	}
+	// Only the scheduler's maps use the topology: where it is absent
+	// they leave the cores out and say so.
+	if e.CPUCores, err = h.CPUCores(); err != nil && !errors.Is(err, ErrAbsent) {
+		e.problem("sysfs", false, err)
+	}
 	return e
 }
 
@@ -321,8 +329,14 @@ func mergeGPUs(h Host, nv []GPU, sys map[string]PCIDevice) ([]GPU, []string, err
 			return nil, nil, err
 		}
 		out[i].IOMMU = io
-		if out[i].Minor == nil {
-			out[i].Minor = h.procMinor(out[i].BusID)
+		if out[i].Minor == nil || out[i].Name == "" {
+			minor, model := h.procInformation(out[i].BusID)
+			if out[i].Minor == nil {
+				out[i].Minor = minor
+			}
+			if out[i].Name == "" {
+				out[i].Model = model
+			}
 		}
 	}
 	return out, nvmlOnly, nil
@@ -342,23 +356,27 @@ func pairsWithout(pairs []GPUPair, gone []string) []GPUPair {
 	return out
 }
 
-// procMinor reads a GPU's device minor from the driver's
-// proc/driver/nvidia/gpus/<bus id>/information ("Device Minor: 1"), which
-// names /dev/nvidiaN even where NVML cannot see the GPU (a container that
-// was not given it).
-func (h Host) procMinor(busID string) *int {
+// procInformation reads a GPU's device minor ("Device Minor: 1") and
+// model ("Model: NVIDIA H200") from the driver's
+// proc/driver/nvidia/gpus/<bus id>/information, which names /dev/nvidiaN
+// and the model even where NVML cannot see the GPU (a container that was
+// not given it, a driver/library mismatch). Nil and "" where absent.
+func (h Host) procInformation(busID string) (minor *int, model string) {
 	s, err := readString(h.proc("driver", "nvidia", "gpus", busID, "information"))
 	if err != nil {
-		return nil
+		return nil, ""
 	}
 	for _, l := range strings.Split(s, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "Device Minor:"); ok {
 			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
-				return &n
+				minor = &n
 			}
 		}
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "Model:"); ok {
+			model = strings.TrimSpace(v)
+		}
 	}
-	return nil
+	return minor, model
 }
 
 func sysfsOnly(gs []GPU) []GPU {

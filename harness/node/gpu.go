@@ -6,6 +6,7 @@ type GPU struct {
 	Index       int     `json:"index"`                // NVML index; -1 when NVML did not answer
 	Minor       *int    `json:"minor,omitempty"`      // nvmlDeviceGetMinorNumber: the N of /dev/nvidiaN
 	Name        string  `json:"name,omitempty"`       // nvmlDeviceGetName
+	Model       string  `json:"model,omitempty"`      // proc/driver/nvidia/gpus/<bus id>/information Model, where NVML gave no name
 	UUID        string  `json:"uuid,omitempty"`       // nvmlDeviceGetUUID
 	BusID       string  `json:"bus_id"`               // sysfs form, 0000:18:00.0
 	PCIDeviceID string  `json:"pci_device_id"`        // sysfs device, e.g. 0x2335 (H200 SXM)

@@ -148,7 +148,7 @@ func Drift(expected, actual Inventory) []string {
 			out = append(out, fmt.Sprintf("GPU %s (%s) is missing; expected %s on rail %s", w.BusID, w.UUID, w.Name, railOf(w)))
 			continue
 		}
-		who := inventoryName(g)
+		who := g.Label()
 		// An unknown UUID (NVML did not answer) is not a swap; the
 		// inventory's warnings say what it was made without.
 		if w.UUID != "" && g.UUID != "" && g.UUID != w.UUID {
@@ -170,14 +170,14 @@ func Drift(expected, actual Inventory) []string {
 	sort.Strings(extra)
 	for _, id := range extra {
 		g := act[id]
-		out = append(out, fmt.Sprintf("%s (%s) is not in the expected inventory", inventoryName(g), orUnknownUUID(g.UUID)))
+		out = append(out, fmt.Sprintf("%s (%s) is not in the expected inventory", g.Label(), orUnknownUUID(g.UUID)))
 	}
 	return out
 }
 
-// inventoryName is "GPU 3 0000:39:00.0", or the bus id alone where NVML
-// gave no index.
-func inventoryName(g InventoryGPU) string {
+// Label is "GPU 3 0000:39:00.0", or the bus id alone where NVML gave no
+// index.
+func (g InventoryGPU) Label() string {
 	if g.Index < 0 {
 		return "GPU " + g.BusID
 	}

@@ -73,6 +73,9 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 		s.file("proc/" + f)
 	}
 	s.glob("proc/driver/nvidia/gpus/*/information")
+	// Each CPU's package and core: the core indexes of gres.conf.
+	s.glob("sys/devices/system/cpu/cpu*/topology/physical_package_id")
+	s.glob("sys/devices/system/cpu/cpu*/topology/core_id")
 	// Device nodes are recorded by name under dev/, where rdmamap looks
 	// for them; what each is (type, numbers) and whether it opened goes
 	// into the container recording.

@@ -59,6 +59,8 @@ func H100x8(dir string, vs ...Variant) (*Tree, error) {
 	}}
 	t.NVML = rec
 	hbs := []string{"pci0000:15", "pci0000:35", "pci0000:95", "pci0000:b5"}
+	// Two 56-core sockets with SMT (Xeon Platinum 8480+).
+	t.CPUs(2, 56, 2)
 	cpus := []string{"0-55,112-167", "56-111,168-223"}
 	var gpus []string
 	var nicParents []string
@@ -152,6 +154,7 @@ func h100(i int, bus string, l Link) node.GPU {
 	ps := 0
 	return node.GPU{
 		Index:       i,
+		Minor:       &i,
 		Name:        "NVIDIA H100 80GB HBM3",
 		UUID:        fmt.Sprintf("GPU-6a1c0f3e-0000-4000-8000-00000000000%d", i),
 		BusID:       bus,
@@ -171,6 +174,7 @@ func h100(i int, bus string, l Link) node.GPU {
 func NoGPU(dir string) (*Tree, error) {
 	t := New(dir)
 	t.Hostname = "cpu-node"
+	t.CPUs(1, 16, 2)
 	t.HostBridge("pci0000:00", 0, "0-31")
 	t.Bridge("pci0000:00", "0000:00:01.0", 0)
 	t.AddNIC("0000:00:01.0", "0000:01:00.0", CX7("mlx5_0", "ibp1s0"))
@@ -253,6 +257,7 @@ func RTX6000Ada2(dir string) (*Tree, error) {
 	t.Hostname = "ws-node"
 	t.Proprietary = true
 	t.Driver = "550.127.05"
+	t.CPUs(1, 32, 2) // Threadripper PRO 32 cores
 	t.HostBridge("pci0000:00", 0, "0-63")
 	t.Bridge("pci0000:00", "0000:00:01.0", 0)
 	t.Bridge("0000:00:01.0", "0000:01:00.0", -1)
@@ -269,7 +274,7 @@ func RTX6000Ada2(dir string) (*Tree, error) {
 	rec := &node.NVMLRecording{NVMLFacts: node.NVMLFacts{DriverVersion: "550.127.05", NVMLVersion: "12.550.127.05", CUDADriverVersion: 12040}}
 	for i, bus := range []string{"0000:03:00.0", "0000:04:00.0"} {
 		rec.GPUs = append(rec.GPUs, node.GPU{
-			Index: i, Name: "NVIDIA RTX 6000 Ada Generation", UUID: fmt.Sprintf("GPU-2c1e0f3e-0000-4000-8000-00000000000%d", i),
+			Index: i, Minor: &i, Name: "NVIDIA RTX 6000 Ada Generation", UUID: fmt.Sprintf("GPU-2c1e0f3e-0000-4000-8000-00000000000%d", i),
 			BusID: bus, PCIDeviceID: "0x26b1", MemoryMiB: 49140, NUMANode: -1,
 			PCIe: node.GPUPCIe{CurGen: 1, MaxGen: 4, CurWidth: 16, MaxWidth: 16},
 			BAR1: &node.BAR1{TotalMiB: 256, UsedMiB: 2, FreeMiB: 254}, PerfState: &p8, Source: "nvml",

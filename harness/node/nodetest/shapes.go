@@ -24,6 +24,7 @@ func L40S8(dir string) (*Tree, error) {
 	rec := &node.NVMLRecording{NVMLFacts: node.NVMLFacts{DriverVersion: "580.95.05", NVMLVersion: "13.580.95.05", CUDADriverVersion: 13000}}
 	t.NVML = rec
 	var gpus []string
+	t.CPUs(1, 64, 2) // EPYC 9554: 64 cores with SMT
 	for rc, hb := range []string{"pci0000:10", "pci0000:90"} {
 		t.HostBridge(hb, 0, "0-127")
 		base := 0x10 + 0x80*rc
@@ -68,7 +69,7 @@ func L40S8(dir string) (*Tree, error) {
 func l40s(i int, bus string) node.GPU {
 	ps := 0
 	return node.GPU{
-		Index: i, Name: "NVIDIA L40S", UUID: fmt.Sprintf("GPU-4c405000-0000-4000-8000-00000000000%d", i),
+		Index: i, Minor: &i, Name: "NVIDIA L40S", UUID: fmt.Sprintf("GPU-4c405000-0000-4000-8000-00000000000%d", i),
 		BusID: bus, PCIDeviceID: "0x26b9", MemoryMiB: 46068, NUMANode: -1,
 		PCIe: node.GPUPCIe{CurGen: 4, MaxGen: 4, CurWidth: 16, MaxWidth: 16},
 		// Datacenter Ada ships with a large BAR1 (64 GiB).
@@ -90,6 +91,7 @@ func GH200x4(dir string) (*Tree, error) {
 	rec := &node.NVMLRecording{NVMLFacts: node.NVMLFacts{DriverVersion: "580.95.05", NVMLVersion: "13.580.95.05", CUDADriverVersion: 13000}}
 	t.NVML = rec
 	var gpus []string
+	t.CPUs(4, 72, 1) // Grace: 72 cores, no SMT
 	for s := 0; s < 4; s++ {
 		cpus := fmt.Sprintf("%d-%d", 72*s, 72*s+71)
 		gpuHB, nicHB := fmt.Sprintf("pci%04x:00", 0x9+0x10*s), fmt.Sprintf("pci%04x:00", 0x10*s)
@@ -117,7 +119,7 @@ func GH200x4(dir string) (*Tree, error) {
 func gh200(i int, bus string) node.GPU {
 	ps := 0
 	return node.GPU{
-		Index: i, Name: "NVIDIA GH200 120GB", UUID: fmt.Sprintf("GPU-6b200000-0000-4000-8000-00000000000%d", i),
+		Index: i, Minor: &i, Name: "NVIDIA GH200 120GB", UUID: fmt.Sprintf("GPU-6b200000-0000-4000-8000-00000000000%d", i),
 		BusID: bus, PCIDeviceID: "0x2342", MemoryMiB: 97871, NUMANode: -1,
 		PCIe:      node.GPUPCIe{CurGen: 5, MaxGen: 5, CurWidth: 16, MaxWidth: 16},
 		BAR1:      &node.BAR1{TotalMiB: 131072, UsedMiB: 1, FreeMiB: 131071},

@@ -44,8 +44,25 @@ type Tree struct {
 	cpus   map[string]string
 	groups int
 	uverbs int
-	gpus   int
+	gpus   []gpuFunc
+	uuids  map[string]string // bus id -> UUID, kept from the first NVML recording
 	errs   []error
+}
+
+// gpuFunc is a GPU function as the driver lists it in
+// proc/driver/nvidia/gpus.
+type gpuFunc struct {
+	addr   string
+	device uint32
+}
+
+// gpuModels are the names the driver gives the GPU device ids of the
+// fixtures, as NVML and proc/driver/nvidia/gpus/*/information print them.
+var gpuModels = map[uint32]string{
+	0x2330: "NVIDIA H100 80GB HBM3",
+	0x26b9: "NVIDIA L40S",
+	0x2342: "NVIDIA GH200 120GB",
+	0x26b1: "NVIDIA RTX 6000 Ada Generation",
 }
 
 // New starts a tree in dir.
@@ -60,6 +77,7 @@ func New(dir string) *Tree {
 		devs:     map[string]string{},
 		numa:     map[string]int{},
 		cpus:     map[string]string{},
+		uuids:    map[string]string{},
 	}
 }
 
@@ -166,10 +184,29 @@ func (t *Tree) device(parent, addr string, vendor, device, class uint32, l Link,
 	return base
 }
 
-// GPU adds an NVIDIA GPU function (3D controller) with its link.
+// GPU adds an NVIDIA GPU function (3D controller) with its link. The
+// driver gives GPUs their minors (/dev/nvidiaN) in the order it probes
+// them, the order they are added here.
 func (t *Tree) GPU(parent, addr string, deviceID uint32, l Link) {
+	if _, ok := gpuModels[deviceID]; !ok {
+		t.errs = append(t.errs, fmt.Errorf("GPU %s: device id %#04x has no model name in gpuModels", addr, deviceID))
+	}
 	t.device(parent, addr, 0x10de, deviceID, 0x030200, l, nil)
-	t.gpus++
+	t.gpus = append(t.gpus, gpuFunc{addr, deviceID})
+}
+
+// CPUs adds the CPU topology of sockets x cores x threads logical CPUs,
+// numbered as Linux numbers them on x86 and Grace: the first thread of
+// every core, socket by socket, then the second threads in the same order
+// (socket 0 of 2 x 56 x 2 holds CPUs 0-55 and 112-167).
+func (t *Tree) CPUs(sockets, cores, threads int) {
+	n := sockets * cores
+	for cpu := 0; cpu < n*threads; cpu++ {
+		r := cpu % n
+		dir := fmt.Sprintf("sys/devices/system/cpu/cpu%d/topology/", cpu)
+		t.write(dir+"physical_package_id", fmt.Sprintf("%d\n", r/cores))
+		t.write(dir+"core_id", fmt.Sprintf("%d\n", r%cores))
+	}
 }
 
 // NIC describes an RDMA function: its ibdev name, netdev and ports.
@@ -267,6 +304,7 @@ func (t *Tree) Finish() error {
 		t.write("proc/sys/kernel/arch", t.Arch+"\n")
 	}
 	t.procDevices()
+	t.procGPUs()
 	if t.Proprietary {
 		t.write("proc/driver/nvidia/version", fmt.Sprintf("NVRM version: NVIDIA UNIX %s Kernel Module  %s  Tue Sep 30 00:00:00 UTC 2025\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n", t.Arch, t.Driver))
 	} else {
@@ -316,19 +354,38 @@ func (t *Tree) Finish() error {
 	return nil
 }
 
+// procGPUs writes the driver's proc/driver/nvidia/gpus/<bus id>/information
+// of every GPU, as a 580 driver does, with the UUID where an NVML
+// recording gave one.
+func (t *Tree) procGPUs() {
+	if t.NVML != nil {
+		for _, g := range t.NVML.GPUs {
+			t.uuids[g.BusID] = g.UUID
+		}
+	}
+	for minor, g := range t.gpus {
+		uuid, ok := t.uuids[g.addr]
+		if !ok {
+			t.errs = append(t.errs, fmt.Errorf("GPU %s: no UUID for proc/driver/nvidia/gpus: the NVML recording does not list it", g.addr))
+		}
+		t.write("proc/driver/nvidia/gpus/"+g.addr+"/information", fmt.Sprintf("Model: \t\t %s\nIRQ:   \t\t %d\nGPU UUID: \t %s\nVideo BIOS: \t 96.00.99.00.01\nBus Type: \t PCIe\nDMA Size: \t 52 bits\nDMA Mask: \t 0xfffffffffffff\nBus Location: \t %s\nDevice Minor: \t %d\nGPU Firmware: \t %s\nGPU Excluded:\t No\n",
+			gpuModels[g.device], 100+minor, uuid, g.addr, minor, t.Driver))
+	}
+}
+
 // procDevices writes proc/devices and proc/misc with the majors and
 // minors the drivers of the tree's GPUs and NICs register, as a real H200
 // node lists them: nvidia 195, nvidia-uvm and the second uverbs region
 // dynamic, rdma_cm a misc device.
 func (t *Tree) procDevices() {
 	char := []string{"  1 mem", "  4 /dev/vc/0", "  4 tty", "  5 /dev/tty", "  5 /dev/console", "  5 /dev/ptmx", "  7 vcs", " 10 misc", " 13 input", "136 pts"}
-	if t.gpus > 0 {
+	if len(t.gpus) > 0 {
 		char = append(char, "195 nvidia", "195 nvidiactl")
 	}
 	if t.uverbs > 0 {
 		char = append(char, "231 infiniband_mad", "231 infiniband_verbs")
 	}
-	if t.gpus > 0 {
+	if len(t.gpus) > 0 {
 		char = append(char, "238 nvidia-uvm", "241 nvidia-caps")
 	}
 	if t.uverbs > 0 {
