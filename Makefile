@@ -20,8 +20,9 @@ LDFLAGS := -X main.version=$(VERSION)
 BIN     := bin/gdrcheck
 NODES   := $(patsubst %.ttar,%,$(wildcard fixtures/nodes/*.ttar))
 # Debian packages the tests use: xmllint validates JUnit against the xUnit
-# schema; gcc builds go-nvml's cgo.
-DEBS    := libxml2-utils gcc
+# schema; gcc builds go-nvml's cgo; prometheus ships promtool, whose
+# `check metrics` lints every Prometheus textfile the tests write.
+DEBS    := libxml2-utils gcc prometheus
 
 .PHONY: all build test deps vet run bench fixtures fixtures-update clean
 

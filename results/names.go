@@ -46,6 +46,10 @@ func SizeString(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
+// AllocationNode names the report entry of the scaling suite, which
+// belongs to no single node; the multi-node runs (Results.Runs) are its.
+const AllocationNode = "allocation"
+
 // ContainerSuffix names the node entry of a run inside the workload's
 // container next to the host's ("node7" and "node7-container").
 const ContainerSuffix = "-container"

@@ -19,9 +19,8 @@ import (
 )
 
 // AllocationNode names the report entry of the scaling suite, which
-// belongs to no single node (runner.AllocationNode, which slurm does not
-// import).
-const AllocationNode = "allocation"
+// belongs to no single node.
+const AllocationNode = results.AllocationNode
 
 // Leader is the job inside the allocation: it runs in the batch step on
 // the first node and drives everything else with srun.
@@ -89,7 +88,7 @@ func (l *Leader) Run(ctx context.Context) (*results.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Write(reports.JUnitOptions{}); err != nil {
+	if err := m.Write(reports.WriteOptions{PromTextfile: l.Config.PromTextfile}); err != nil {
 		return nil, err
 	}
 	res := m.Results

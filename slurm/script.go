@@ -170,11 +170,12 @@ type JobConfig struct {
 	ScalingPairs         string        // when the pairwise rounds run: auto, always, never
 	DrainOnFail          bool
 	AllowMissingBaseline bool
+	PromTextfile         string // the job's Prometheus textfile, on the first node
 }
 
 // Validate checks the job's values.
 func (c JobConfig) Validate() error {
-	for flag, v := range map[string]string{"nccl-tests-dir": c.NCCLTestsDir, "perftest-dir": c.PerftestDir, "baseline-dir": c.BaselineDir} {
+	for flag, v := range map[string]string{"nccl-tests-dir": c.NCCLTestsDir, "perftest-dir": c.PerftestDir, "baseline-dir": c.BaselineDir, "prom-textfile": c.PromTextfile} {
 		if err := checkWord(flag, v); err != nil {
 			return err
 		}
@@ -232,6 +233,9 @@ func (c JobConfig) Args() []string {
 	}
 	if c.AllowMissingBaseline {
 		a = append(a, "--allow-missing-baseline")
+	}
+	if c.PromTextfile != "" {
+		a = append(a, "--prom-textfile", c.PromTextfile)
 	}
 	return a
 }

@@ -25,6 +25,9 @@ func newJobCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkPromTextfile(l.Config.PromTextfile); err != nil {
+				return err
+			}
 			l.JobID = os.Getenv("SLURM_JOB_ID")
 			l.NodeList = os.Getenv("SLURM_JOB_NODELIST")
 			if l.JobID == "" || l.NodeList == "" {
@@ -68,11 +71,12 @@ func newJobCmd() *cobra.Command {
 	f.BoolVar(&l.Config.AllowMissingBaseline, "allow-missing-baseline", false, "report without a baseline")
 	f.StringVar(&l.ContainerImage, "container-image", "", "pyxis image for the node suites")
 	f.StringVar(&l.ContainerMounts, "container-mounts", "", "pyxis mounts")
+	addPromTextfile(cmd, &l.Config.PromTextfile, promJobHelp)
 	return cmd
 }
 
 func newCollectCmd() *cobra.Command {
-	var format, note string
+	var format, note, prom string
 	cmd := &cobra.Command{
 		Use:   "collect DIR",
 		Short: "Merge what a job left in DIR into one report",
@@ -80,14 +84,21 @@ func newCollectCmd() *cobra.Command {
 every node's results.json and the multi-node runs, and for each node of the
 allocation that never reported, a failure saying why (its step's fate and
 the last lines it printed). It writes DIR/results.json and DIR/junit.xml and
-prints the tables. Use it on the directory of a job that was killed or lost.`,
+prints the tables. Use it on the directory of a job that was killed or lost.
+
+With --prom-textfile PATH it also writes one Prometheus textfile for
+node_exporter's textfile collector, in the same set: every node's series,
+each labelled node="<name>", the multi-node runs node="allocation".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkPromTextfile(prom); err != nil {
+				return err
+			}
 			m, err := slurm.Collect(args[0], note)
 			if err != nil {
 				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
-			if err := m.Write(reports.JUnitOptions{}); err != nil {
+			if err := m.Write(reports.WriteOptions{PromTextfile: prom}); err != nil {
 				return err
 			}
 			res := m.Results
@@ -102,6 +113,7 @@ prints the tables. Use it on the directory of a job that was killed or lost.`,
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "table format: text or markdown")
 	cmd.Flags().StringVar(&note, "note", "", "add this to the reason of every missing node (e.g. how the job ended)")
+	addPromTextfile(cmd, &prom, promJobHelp)
 	return cmd
 }
 

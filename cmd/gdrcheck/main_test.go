@@ -125,8 +125,17 @@ func shapeRuns(name string) (recs map[string]string, args []string) {
 
 func runFixture(t *testing.T, name string, extra ...string) (verdicts, *results.Results) {
 	t.Helper()
+	v, res, _ := runFixtureProm(t, name, extra...)
+	return v, res
+}
+
+// runFixtureProm is runFixture that also returns the path of the run's
+// Prometheus textfile, linted by promtool and checked against results.json.
+func runFixtureProm(t *testing.T, name string, extra ...string) (verdicts, *results.Results, string) {
+	t.Helper()
 	out := t.TempDir()
-	args := append([]string{"run", "-q", "--host-root", nodes + name + ".ttar", "--out", out}, extra...)
+	prom := filepath.Join(out, "gdrcheck.prom")
+	args := append([]string{"run", "-q", "--host-root", nodes + name + ".ttar", "--out", out, "--prom-textfile", prom}, extra...)
 	cmd := exec.Command(bin)
 	cmd.Env = append(os.Environ(), "SLURMD_NODENAME=")
 	if recs, more := shapeRuns(name); recs != nil {
@@ -149,6 +158,8 @@ func runFixture(t *testing.T, name string, extra ...string) (verdicts, *results.
 		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", name, err, r.stdout, r.stderr)
 	}
 	validateJUnit(t, filepath.Join(out, "junit.xml"))
+	checkPromtool(t, prom)
+	checkPromAgrees(t, prom, res)
 	n := res.Nodes[0]
 	v := verdicts{ExitCode: r.code, Status: n.Status, Reason: n.Reason}
 	for _, s := range n.Suites {
@@ -163,7 +174,7 @@ func runFixture(t *testing.T, name string, extra ...string) (verdicts, *results.
 	if v.ExitCode != res.ExitCode() {
 		t.Errorf("%s: process exit %d, results say %d", name, v.ExitCode, res.ExitCode())
 	}
-	return v, res
+	return v, res, prom
 }
 
 func validateJUnit(t *testing.T, path string) {

@@ -20,7 +20,7 @@ import (
 
 // AllocationNode names the report entry of the scaling area, which
 // belongs to no single node.
-const AllocationNode = "allocation"
+const AllocationNode = results.AllocationNode
 
 // ScalingOptions are the allocation the scaling area measures.
 type ScalingOptions struct {
