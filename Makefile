@@ -28,8 +28,10 @@ NODES   := $(patsubst %.ttar,%,$(wildcard fixtures/nodes/*.ttar))
 # --no-install-recommends would leave out the C headers), and
 # qemu-user-static runs that binary in the tests: named on the command
 # line it needs no binfmt_misc registration, which a container lacks, and
-# being static it pulls in no libraries of its own.
-DEBS    := libxml2-utils gcc gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static
+# being static it pulls in no libraries of its own. prometheus ships
+# promtool, whose `check metrics` lints every Prometheus textfile the
+# tests write.
+DEBS    := libxml2-utils gcc gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static prometheus
 # The C compiler for each GOARCH build-all builds (Debian's names; on an
 # amd64 host the first is the native gcc).
 ARCHES   := amd64 arm64

@@ -8,13 +8,22 @@ import (
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
-// WriteAll writes junit.xml, report.html and results.json into dir as one
-// set (results.FileSet): all three are rendered and staged first, and
-// results.json, which every other view is rebuilt from, is renamed into
-// place last. A failure leaves the previous set as it was.
-func WriteAll(dir string, r *results.Results, jo JUnitOptions) error {
+// WriteOptions say how the files beside results.json are written.
+type WriteOptions struct {
+	JUnit JUnitOptions
+	// PromTextfile, when set, is where the Prometheus textfile goes
+	// (--prom-textfile), usually node_exporter's textfile directory.
+	PromTextfile string
+}
+
+// WriteAll writes junit.xml, report.html, the Prometheus textfile where
+// one is asked for, and results.json into dir as one set
+// (results.FileSet): all are rendered and staged first, and results.json,
+// which every other view is rebuilt from, is renamed into place last. A
+// failure leaves the previous set as it was.
+func WriteAll(dir string, r *results.Results, o WriteOptions) error {
 	var set results.FileSet
-	if err := Stage(&set, dir, r, jo); err != nil {
+	if err := Stage(&set, dir, r, o); err != nil {
 		return err
 	}
 	if err := set.AddFunc(filepath.Join(dir, "results.json"), func(w io.Writer) error {
@@ -30,10 +39,11 @@ func WriteAll(dir string, r *results.Results, jo JUnitOptions) error {
 	return set.Commit()
 }
 
-// Stage renders junit.xml and report.html of r into set, for dir.
-func Stage(set *results.FileSet, dir string, r *results.Results, jo JUnitOptions) error {
+// Stage renders junit.xml and report.html of r into set, for dir, and the
+// Prometheus textfile where o asks for one.
+func Stage(set *results.FileSet, dir string, r *results.Results, o WriteOptions) error {
 	var junit, html bytes.Buffer
-	if err := WriteJUnit(&junit, r, jo); err != nil {
+	if err := WriteJUnit(&junit, r, o.JUnit); err != nil {
 		set.Abort()
 		return err
 	}
@@ -44,5 +54,11 @@ func Stage(set *results.FileSet, dir string, r *results.Results, jo JUnitOptions
 	if err := set.Add(filepath.Join(dir, "junit.xml"), junit.Bytes()); err != nil {
 		return err
 	}
-	return set.Add(filepath.Join(dir, "report.html"), html.Bytes())
+	if err := set.Add(filepath.Join(dir, "report.html"), html.Bytes()); err != nil {
+		return err
+	}
+	if o.PromTextfile != "" {
+		return StagePrometheus(set, o.PromTextfile, r)
+	}
+	return nil
 }

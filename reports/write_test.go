@@ -16,7 +16,7 @@ import (
 func TestWriteAllLeavesThePreviousSetWhenAFileCannotBeWritten(t *testing.T) {
 	dir := t.TempDir()
 	old := &results.Results{Schema: results.Schema, Tool: results.Tool{Version: "old"}}
-	if err := reports.WriteAll(dir, old, reports.JUnitOptions{}); err != nil {
+	if err := reports.WriteAll(dir, old, reports.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := os.ReadFile(filepath.Join(dir, "results.json"))
@@ -24,7 +24,7 @@ func TestWriteAllLeavesThePreviousSetWhenAFileCannotBeWritten(t *testing.T) {
 	os.Remove(filepath.Join(dir, "junit.xml"))
 	os.MkdirAll(filepath.Join(dir, "junit.xml", "x"), 0o755)
 	next := &results.Results{Schema: results.Schema, Tool: results.Tool{Version: "new"}}
-	if err := reports.WriteAll(dir, next, reports.JUnitOptions{}); err == nil || !strings.Contains(err.Error(), "junit.xml") {
+	if err := reports.WriteAll(dir, next, reports.WriteOptions{}); err == nil || !strings.Contains(err.Error(), "junit.xml") {
 		t.Fatalf("error %v, want one naming junit.xml", err)
 	}
 	after, _ := os.ReadFile(filepath.Join(dir, "results.json"))

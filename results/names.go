@@ -46,13 +46,13 @@ func SizeString(n int64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
+// AllocationNode names the report entry of the scaling suite, which
+// belongs to no single node; the multi-node runs (Results.Runs) are its.
+const AllocationNode = "allocation"
+
 // ContainerSuffix names the node entry of a run inside the workload's
 // container next to the host's ("node7" and "node7-container").
 const ContainerSuffix = "-container"
-
-// AllocationNode names the report entry of the scaling suite, which
-// belongs to no single node: the runs across the allocation.
-const AllocationNode = "allocation"
 
 // SuiteCompare names the suite of a before/after comparison (gdrcheck
 // compare, --compare-to). A drain skips it: a change since the last run

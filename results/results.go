@@ -209,7 +209,7 @@ type Run struct {
 	// every class.
 	Transport   string         `json:"transport,omitempty"`
 	Transports  map[string]int `json:"transports,omitempty"`
-	PathVerdict string         `json:"path_verdict,omitempty"` // direct, fallback or unknown
+	PathVerdict string         `json:"path_verdict,omitempty"` // PathDirect, PathFallback or PathUnknown
 	Reasons     []string       `json:"reasons,omitempty"`
 	Points      []Point        `json:"points,omitempty"`
 	// BusBW is the bus bandwidth at the large message sizes, in GB/s.
@@ -231,6 +231,14 @@ type Run struct {
 	Fabric *Fabric `json:"fabric,omitempty"`
 }
 
+// Path verdicts of a run (Run.PathVerdict): what harness/nccl read from
+// NCCL's channel lines against the topology.
+const (
+	PathDirect   = "direct"   // every connection took the direct path the topology allows
+	PathFallback = "fallback" // some connection was staged through the host or left RDMA
+	PathUnknown  = "unknown"  // the log shows no channel connections to judge
+)
+
 // Fabric is the RDMA port counters' story of one run.
 type Fabric struct {
 	Ports      int               `json:"ports"`                // ports sampled
@@ -238,8 +246,20 @@ type Fabric struct {
 	TotalBytes uint64            `json:"total_bytes"`          // all NICs together
 	Unmeasured []string          `json:"unmeasured,omitempty"` // NICs without data counters
 	Errors     []string          `json:"errors,omitempty"`     // error and retransmit counters that grew: "mlx5_1 port 1 symbol_error +12"
-	Congestion []string          `json:"congestion,omitempty"` // ECN/CNP counters that grew
-	Resets     []string          `json:"resets,omitempty"`     // counters that went down (reset during the run)
+	// ErrorCounters are Errors as numbers, for monitoring (the
+	// Prometheus textfile) to read without parsing the sentences.
+	ErrorCounters []Counter `json:"error_counters,omitempty"`
+	Congestion    []string  `json:"congestion,omitempty"` // ECN/CNP counters that grew
+	Resets        []string  `json:"resets,omitempty"`     // counters that went down (reset during the run)
+}
+
+// Counter is one port counter's growth during a run.
+type Counter struct {
+	NIC   string `json:"nic"`
+	Port  uint   `json:"port"`
+	Name  string `json:"name"`  // the sysfs counter: symbol_error, port_rcv_errors...
+	Delta uint64 `json:"delta"` // after - before; after alone where it was reset
+	Reset bool   `json:"reset,omitempty"`
 }
 
 // Point is one message size of a run.

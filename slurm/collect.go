@@ -201,11 +201,12 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 	return m, nil
 }
 
-// Write renders junit.xml and report.html from the slim results and
-// commits them with the staged results.json, which is renamed last.
-func (m *Merged) Write(jo reports.JUnitOptions) error {
+// Write renders junit.xml, report.html and the Prometheus textfile o asks
+// for from the slim results and commits them with the staged
+// results.json, which is renamed last.
+func (m *Merged) Write(o reports.WriteOptions) error {
 	var set results.FileSet
-	if err := reports.Stage(&set, filepath.Dir(m.resultsPath()), m.Results, jo); err != nil {
+	if err := reports.Stage(&set, filepath.Dir(m.resultsPath()), m.Results, o); err != nil {
 		m.Discard()
 		return err
 	}

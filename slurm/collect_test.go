@@ -96,7 +96,7 @@ func TestCollectStreamsTheEvidenceAndKeepsTheSlimCopy(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, resultsFile)); !os.IsNotExist(err) {
 		t.Errorf("results.json appeared before Write: %v", err)
 	}
-	if err := m.Write(reports.JUnitOptions{}); err != nil {
+	if err := m.Write(reports.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	full, err := results.Read(filepath.Join(dir, resultsFile))
@@ -153,7 +153,7 @@ func TestCollectAmendedWritesAmendedNodesAndDrainsNoComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Write(reports.JUnitOptions{}); err != nil {
+	if err := m.Write(reports.WriteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if seen["node1"] != 0 || seen[AllocationNode] != 1 {

@@ -90,7 +90,7 @@ func (l *Leader) Run(ctx context.Context) (*results.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Write(reports.JUnitOptions{}); err != nil {
+	if err := m.Write(reports.WriteOptions{PromTextfile: l.Config.PromTextfile}); err != nil {
 		return nil, err
 	}
 	res := m.Results

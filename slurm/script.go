@@ -175,11 +175,12 @@ type JobConfig struct {
 	// overrides the baselines' bands in that comparison.
 	CompareTo        string
 	CompareTolerance float64
+	PromTextfile     string // the job's Prometheus textfile, on the first node
 }
 
 // Validate checks the job's values.
 func (c JobConfig) Validate() error {
-	for flag, v := range map[string]string{"nccl-tests-dir": c.NCCLTestsDir, "perftest-dir": c.PerftestDir, "baseline-dir": c.BaselineDir, "compare-to": c.CompareTo} {
+	for flag, v := range map[string]string{"nccl-tests-dir": c.NCCLTestsDir, "perftest-dir": c.PerftestDir, "baseline-dir": c.BaselineDir, "compare-to": c.CompareTo, "prom-textfile": c.PromTextfile} {
 		if err := checkWord(flag, v); err != nil {
 			return err
 		}
@@ -246,6 +247,9 @@ func (c JobConfig) Args() []string {
 	}
 	if c.CompareTolerance > 0 {
 		a = append(a, "--compare-tolerance", strconv.FormatFloat(c.CompareTolerance, 'g', -1, 64))
+	}
+	if c.PromTextfile != "" {
+		a = append(a, "--prom-textfile", c.PromTextfile)
 	}
 	return a
 }

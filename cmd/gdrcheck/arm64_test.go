@@ -118,8 +118,8 @@ func TestArm64BinaryUnderQemuGivesTheAmd64Verdicts(t *testing.T) {
 	}
 	for _, c := range arm64Shapes {
 		t.Run(c.node, func(t *testing.T) {
-			want, wres := runFixtureWith(t, []string{bin}, c.node)
-			got, gres := runFixtureWith(t, arm, c.node)
+			want, wres, _ := runFixtureWith(t, []string{bin}, c.node)
+			got, gres, _ := runFixtureWith(t, arm, c.node)
 			if want.ExitCode != c.exit {
 				t.Fatalf("amd64 exit %d, the shape exits %d; specs:\n%s", want.ExitCode, c.exit, strings.Join(want.Specs, "\n"))
 			}

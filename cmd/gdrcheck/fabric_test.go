@@ -67,7 +67,8 @@ func TestFabricSuiteCatchesCountersThatMoveDuringARun(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	out := t.TempDir()
-	r := gdrcheck(t, "run", "-q", "--host-root", root, "--nccl-tests-dir", dir, "--out", out, "--suites", "collectives,fabric")
+	prom := filepath.Join(out, "gdrcheck.prom")
+	r := gdrcheck(t, "run", "-q", "--host-root", root, "--nccl-tests-dir", dir, "--out", out, "--suites", "collectives,fabric", "--prom-textfile", prom)
 	res, err := results.Read(out + "/results.json")
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, r.stdout, r.stderr)
@@ -84,9 +85,20 @@ func TestFabricSuiteCatchesCountersThatMoveDuringARun(t *testing.T) {
 		t.Errorf("NIC bytes: %s %q", sp.State, sp.Message)
 	}
 	run := res.Nodes[0].Runs[0]
-	if run.Fabric == nil || run.Fabric.NICBytes["mlx5_0"] != 2000000000 || len(run.Fabric.Errors) != 1 {
-		t.Errorf("results.json fabric %+v", run.Fabric)
+	if run.Fabric == nil || run.Fabric.NICBytes["mlx5_0"] != 2000000000 || len(run.Fabric.Errors) != 1 ||
+		len(run.Fabric.ErrorCounters) != 1 || run.Fabric.ErrorCounters[0] != (results.Counter{NIC: "mlx5_0", Port: 1, Name: "symbol_error", Delta: 12}) {
+		t.Fatalf("results.json fabric %+v", run.Fabric)
 	}
+	// The Prometheus textfile carries the same deltas as numbers.
+	checkPromtool(t, prom)
+	got := promSeries(t, prom)
+	labels := []string{"node", "h100-node", "suite", "collectives", "op", "all_reduce", "mode", "direct", "mem", ""}
+	wantSeries(t, got, map[string]float64{
+		series("gdrcheck_fabric_port_error_delta", append(labels, "nic", "mlx5_0", "port", "1", "counter", "symbol_error")...): 12,
+		series("gdrcheck_fabric_grown_error_counters", labels...):                                                              1,
+		series("gdrcheck_fabric_traffic_bytes", labels...):                                                                     2e9,
+		series("gdrcheck_spec_failures", "node", "h100-node", "suite", "fabric"):                                               2,
+	})
 }
 
 // Through a rail NIC, host memory reaches 381 Gb/s up to 64 KiB and then

@@ -25,6 +25,9 @@ func newJobCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkPromTextfile(l.Config.PromTextfile); err != nil {
+				return err
+			}
 			l.JobID = os.Getenv("SLURM_JOB_ID")
 			l.NodeList = os.Getenv("SLURM_JOB_NODELIST")
 			if l.JobID == "" || l.NodeList == "" {
@@ -75,11 +78,12 @@ func newJobCmd() *cobra.Command {
 	f.Float64Var(&l.Config.CompareTolerance, "compare-tolerance", 0, "bandwidth drop allowed in the comparison")
 	f.StringVar(&l.ContainerImage, "container-image", "", "pyxis image for the node suites")
 	f.StringVar(&l.ContainerMounts, "container-mounts", "", "pyxis mounts")
+	addPromTextfile(cmd, &l.Config.PromTextfile, promJobHelp)
 	return cmd
 }
 
 func newCollectCmd() *cobra.Command {
-	var format, note string
+	var format, note, prom string
 	var ct compareTo
 	cmd := &cobra.Command{
 		Use:   "collect DIR",
@@ -88,9 +92,16 @@ func newCollectCmd() *cobra.Command {
 every node's results.json and the multi-node runs, and for each node of the
 allocation that never reported, a failure saying why (its step's fate and
 the last lines it printed). It writes DIR/results.json and DIR/junit.xml and
-prints the tables. Use it on the directory of a job that was killed or lost.`,
+prints the tables. Use it on the directory of a job that was killed or lost.
+
+With --prom-textfile PATH it also writes one Prometheus textfile for
+node_exporter's textfile collector, in the same set: every node's series,
+each labelled node="<name>", the multi-node runs node="allocation".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkPromTextfile(prom); err != nil {
+				return err
+			}
 			if err := ct.load(); err != nil {
 				return err
 			}
@@ -98,7 +109,7 @@ prints the tables. Use it on the directory of a job that was killed or lost.`,
 			if err != nil {
 				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
-			if err := m.Write(reports.JUnitOptions{}); err != nil {
+			if err := m.Write(reports.WriteOptions{PromTextfile: prom}); err != nil {
 				return err
 			}
 			res := m.Results
@@ -114,6 +125,7 @@ prints the tables. Use it on the directory of a job that was killed or lost.`,
 	cmd.Flags().StringVar(&format, "format", "text", "table format: text or markdown")
 	cmd.Flags().StringVar(&note, "note", "", "add this to the reason of every missing node (e.g. how the job ended)")
 	ct.flags(cmd.Flags())
+	addPromTextfile(cmd, &prom, promJobHelp)
 	return cmd
 }
 

@@ -128,15 +128,24 @@ func shapeRuns(name string) (recs map[string]string, args []string) {
 
 func runFixture(t *testing.T, name string, extra ...string) (verdicts, *results.Results) {
 	t.Helper()
+	v, res, _ := runFixtureWith(t, []string{bin}, name, extra...)
+	return v, res
+}
+
+// runFixtureProm is runFixture that also returns the path of the run's
+// Prometheus textfile, linted by promtool and checked against results.json.
+func runFixtureProm(t *testing.T, name string, extra ...string) (verdicts, *results.Results, string) {
+	t.Helper()
 	return runFixtureWith(t, []string{bin}, name, extra...)
 }
 
 // runFixtureWith runs gdrcheck through launcher (the binary, or an
 // emulator and its arguments before it) on a fixture node.
-func runFixtureWith(t *testing.T, launcher []string, name string, extra ...string) (verdicts, *results.Results) {
+func runFixtureWith(t *testing.T, launcher []string, name string, extra ...string) (verdicts, *results.Results, string) {
 	t.Helper()
 	out := t.TempDir()
-	args := append([]string{"run", "-q", "--host-root", nodes + name + ".ttar", "--out", out}, extra...)
+	prom := filepath.Join(out, "gdrcheck.prom")
+	args := append([]string{"run", "-q", "--host-root", nodes + name + ".ttar", "--out", out, "--prom-textfile", prom}, extra...)
 	cmd := exec.Command(launcher[0])
 	cmd.Env = append(os.Environ(), "SLURMD_NODENAME=")
 	if recs, more := shapeRuns(name); recs != nil {
@@ -159,6 +168,8 @@ func runFixtureWith(t *testing.T, launcher []string, name string, extra ...strin
 		t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", name, err, r.stdout, r.stderr)
 	}
 	validateJUnit(t, filepath.Join(out, "junit.xml"))
+	checkPromtool(t, prom)
+	checkPromAgrees(t, prom, res)
 	n := res.Nodes[0]
 	v := verdicts{ExitCode: r.code, Status: n.Status, Reason: n.Reason}
 	for _, s := range n.Suites {
@@ -173,7 +184,7 @@ func runFixtureWith(t *testing.T, launcher []string, name string, extra ...strin
 	if v.ExitCode != res.ExitCode() {
 		t.Errorf("%s: process exit %d, results say %d", name, v.ExitCode, res.ExitCode())
 	}
-	return v, res
+	return v, res, prom
 }
 
 func validateJUnit(t *testing.T, path string) {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gdrcheck/gdrcheck/internal/ttar"
+	"github.com/gdrcheck/gdrcheck/reports"
 )
 
 // options are the flags every command shares.
@@ -46,6 +47,26 @@ func (o *options) addHostRoot(cmd *cobra.Command) {
 		root = "/"
 	}
 	cmd.Flags().StringVar(&o.hostRoot, "host-root", root, "read sysfs and procfs under `DIR` (DIR/sys, DIR/proc) instead of /; a recorded node (gdrcheck snapshot) as a directory or a .ttar archive; default $GDRCHECK_HOST_ROOT, else /")
+}
+
+// Help for --prom-textfile: on a node, and for a job or its directory.
+const (
+	promNodeHelp = "also write this node's GPUDirect evidence (mechanism, GPU<->NIC paths, PCIe links, BAR1, busbw, fallbacks, fabric errors, spec failures) as a Prometheus textfile to `PATH`, with the other files; PATH ends in .prom and usually lies in node_exporter's --collector.textfile.directory"
+	promJobHelp  = "also write the job's GPUDirect evidence as one Prometheus textfile to `PATH`, with the other files: every node's series, each labelled node=\"<name>\" (the scaling runs node=\"allocation\"); PATH ends in .prom and usually lies in node_exporter's --collector.textfile.directory"
+)
+
+// addPromTextfile gives a command its --prom-textfile flag.
+func addPromTextfile(cmd *cobra.Command, path *string, help string) {
+	cmd.Flags().StringVar(path, "prom-textfile", "", help)
+}
+
+// checkPromTextfile refuses a path node_exporter's textfile collector
+// would never read, so a typo is not a silently missing metric.
+func checkPromTextfile(path string) error {
+	if path != "" && !strings.HasSuffix(path, reports.PromExt) {
+		return fmt.Errorf("--prom-textfile %q: node_exporter's textfile collector reads only files ending in %s", path, reports.PromExt)
+	}
+	return nil
 }
 
 // root resolves --host-root: a .ttar archive is unpacked to a temporary

@@ -41,6 +41,7 @@ type runOptions struct {
 	emulateNodes   int
 	scalingArgs    string
 	cmp            compareTo
+	promTextfile   string
 }
 
 func newRunCmd(o *options) *cobra.Command {
@@ -50,7 +51,10 @@ func newRunCmd(o *options) *cobra.Command {
 		Short: "Run the node suites on this node (no Slurm)",
 		Long: `Run collects this node's evidence once (NVML, sysfs, procfs) and runs the
 selected spec suites against it in-process. It writes DIR/junit.xml and
-DIR/results.json (atomically) and prints a summary table.
+DIR/results.json (atomically) and prints a summary table. With
+--prom-textfile PATH it also writes the node's GPUDirect evidence for
+node_exporter's textfile collector, in the same set; every series carries
+a node label, the name the node reports under.
 
 Suites:
 ` + suites.LabelHelp() + `
@@ -94,6 +98,7 @@ still reported, and the library's error with its likely cause).`,
 	f.StringVar(&r.scalingArgs, "scaling-args", "", "scaling: all_reduce_perf arguments, e.g. \"-b 8 -e 256M -f 2\" for a quick rehearsal (default -b 8 -e 2G -f 2; -g 1 is added)")
 	f.StringVar(&r.scaling.Pairs, "scaling-pairs", runner.PairsAuto, "scaling: when to re-pair the nodes to name a slow one: auto (a run below its baseline band, or no baseline), always, never")
 	r.cmp.flags(f)
+	addPromTextfile(cmd, &r.promTextfile, promNodeHelp)
 	o.addHostRoot(cmd)
 	return cmd
 }
@@ -113,6 +118,9 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	defer done()
 	if r.format != reports.FormatText && r.format != reports.FormatMarkdown {
 		return fmt.Errorf("--format %q: want text or markdown", r.format)
+	}
+	if err := checkPromTextfile(r.promTextfile); err != nil {
+		return err
 	}
 	// Under srun every node writes its own directory: {node} is this
 	// node's name.
@@ -167,13 +175,15 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 		fmt.Fprintf(stdout, "node %s: driver %s, kernel %s, %d GPU(s), %d RDMA NIC(s)\n", res.Nodes[0].Name, orDash(ev.Host.DriverVersion), orDash(ev.Host.Kernel), len(ev.GPUs), len(ev.NICs))
 	}
 	r.cmp.apply(res)
-	if err := reports.WriteAll(r.out, res, reports.JUnitOptions{TestcaseProperties: r.tcProps}); err != nil {
+	wo := reports.WriteOptions{JUnit: reports.JUnitOptions{TestcaseProperties: r.tcProps}, PromTextfile: r.promTextfile}
+	if err := reports.WriteAll(r.out, res, wo); err != nil {
 		return err
 	}
 	if err := printTables(stdout, res, r.format); err != nil {
 		return err
 	}
 	printPaths(stdout, r.out)
+	printPromPath(stdout, r.promTextfile)
 	if code := res.ExitCode(); code != results.ExitPassed {
 		return &exitError{code: code}
 	}
@@ -254,6 +264,13 @@ func nodeNameFor(flag string) string {
 // printPaths says where the reports are.
 func printPaths(w io.Writer, dir string) {
 	fmt.Fprintf(w, "JUnit:   %s\nResults: %s\nHTML:    %s\n", filepath.Join(dir, "junit.xml"), filepath.Join(dir, "results.json"), filepath.Join(dir, "report.html"))
+}
+
+// printPromPath says where the Prometheus textfile is, when one was written.
+func printPromPath(w io.Writer, path string) {
+	if path != "" {
+		fmt.Fprintf(w, "Prom:    %s\n", path)
+	}
 }
 
 // scalingOptions checks the scaling flags against the suites selected and

@@ -74,6 +74,16 @@ node could not be evaluated or never reported.`,
 					return err
 				}
 			}
+			if err := checkPromTextfile(s.Job.PromTextfile); err != nil {
+				return err
+			}
+			if s.Job.PromTextfile != "" {
+				// The batch step starts in sbatch's working directory,
+				// not necessarily this one.
+				if s.Job.PromTextfile, err = filepath.Abs(s.Job.PromTextfile); err != nil {
+					return err
+				}
+			}
 			if err := suites.CheckLabels(s.Job.Suites); err != nil {
 				return fmt.Errorf("--suites: %w", err)
 			}
@@ -134,6 +144,7 @@ node could not be evaluated or never reported.`,
 	f.BoolVar(&wait, "wait", false, "wait for the job, print the tables and exit 0/1/2 like run")
 	f.DurationVar(&poll, "poll", 5*time.Second, "how often --wait asks Slurm about the job")
 	f.StringVar(&format, "format", "text", "table format: text or markdown")
+	addPromTextfile(cmd, &s.Job.PromTextfile, "the job writes its GPUDirect evidence as one Prometheus textfile to `PATH` on its first node when it ends, with the other files: every node's series, each labelled node=\"<name>\" (the scaling runs node=\"allocation\"); PATH ends in .prom and usually lies in that node's node_exporter --collector.textfile.directory")
 	return cmd
 }
 
@@ -181,7 +192,9 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 			}
 			return &exitError{code: results.ExitUnevaluable, err: err}
 		}
-		if err := m.Write(reports.JUnitOptions{}); err != nil {
+		// The job's own textfile is the first node's (--prom-textfile):
+		// this host's node_exporter is not the one that reads it.
+		if err := m.Write(reports.WriteOptions{}); err != nil {
 			return err
 		}
 		res = m.Results

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -137,7 +138,8 @@ func nodeByName(res *results.Results, name string) (results.Node, bool) {
 func TestJobOnFourNodesReportsExactlyTheBrokenNodeAndScales(t *testing.T) {
 	c := slurmCluster(t)
 	roots := map[string]string{"node1": "h200x2-nv18-vm", "node2": "h200x2-nv18-vm", "node3": "h100x8-nic-sys", "node4": "h200x2-nv18-vm"}
-	r, res, dir := submitJob(t, c, roots, nil, "--step-timeout", "3m", "--drain-on-fail")
+	prom := filepath.Join(t.TempDir(), "gdrcheck.prom")
+	r, res, dir := submitJob(t, c, roots, nil, "--step-timeout", "3m", "--drain-on-fail", "--prom-textfile", prom)
 	defer func() {
 		if t.Failed() {
 			b, _ := os.ReadFile(filepath.Join(filepath.Dir(dir), "slurm-"+strings.TrimPrefix(filepath.Base(dir), "job-")+".out"))
@@ -173,6 +175,23 @@ func TestJobOnFourNodesReportsExactlyTheBrokenNodeAndScales(t *testing.T) {
 	}
 	if !strings.Contains(r.stdout, "Scaling (all_reduce across nodes)") {
 		t.Errorf("no scaling table:\n%s", r.stdout)
+	}
+	// The job's textfile, written by the job on its first node: every
+	// node under its name, the scaling runs under the allocation.
+	checkPromtool(t, prom)
+	checkPromAgrees(t, prom, res)
+	got := promSeries(t, prom)
+	if _, ok := got[series("gdrcheck_gpu_nic_path_info", "node", "node3", "gpu", "4", "bus_id", "0000:98:00.0", "nic", "mlx5_4", "path", "SYS")]; !ok {
+		t.Errorf("the textfile lacks node3's SYS path")
+	}
+	for _, run := range res.Runs {
+		if run.Suite != "scale" || len(run.Points) == 0 {
+			continue
+		}
+		s := series("gdrcheck_scaling_busbw_bytes_per_second", "node", "allocation", "op", "all_reduce", "nodes", strconv.Itoa(len(run.Nodes)))
+		if got[s] != run.BusBW*1e9 {
+			t.Errorf("%s = %v, results.json says %v GB/s", s, got[s], run.BusBW)
+		}
 	}
 	// --drain-on-fail drained node3, with gdrcheck's prefix.
 	nodesNow, err := slurm.Client{Env: c.Vars()}.Nodes(context.Background())
@@ -241,8 +260,9 @@ func TestAJobWhoseNodeStepIsKilledStillReportsTheNodeAsMissing(t *testing.T) {
 func TestAJobThatHitsItsTimeLimitStillWritesTheMergedReport(t *testing.T) {
 	c := slurmCluster(t)
 	roots := map[string]string{"node1": "h200x2-nv18-vm", "node2": "h200x2-nv18-vm", "node3": "h200x2-nv18-vm", "node4": "h200x2-nv18-vm"}
+	prom := filepath.Join(t.TempDir(), "gdrcheck.prom")
 	r, res, dir := submitJob(t, c, roots, map[string]map[string]string{"*": {"GDRCHECK_FAKE_NCCL_SLEEP": "10m"}},
-		"--suites", "collectives", "--scaling=false", "--time", "1", "--signal-seconds", "50")
+		"--suites", "collectives", "--scaling=false", "--time", "1", "--signal-seconds", "50", "--prom-textfile", prom)
 	if r.code != 2 {
 		t.Errorf("exit %d, want 2\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -259,6 +279,14 @@ func TestAJobThatHitsItsTimeLimitStillWritesTheMergedReport(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "junit.xml")); err != nil {
 		t.Error(err)
+	}
+	// Told to end, the job still wrote its textfile, like its other files.
+	checkPromtool(t, prom)
+	b, _ := os.ReadFile(prom)
+	for _, n := range []string{"node1", "node2", "node3", "node4"} {
+		if !regexp.MustCompile(`gdrcheck_node_info\{[^}]*node="` + n + `"[^}]*status="missing"\} 1`).Match(b) {
+			t.Errorf("%s is not missing in the textfile:\n%s", n, b)
+		}
 	}
 }
 

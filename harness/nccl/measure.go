@@ -228,6 +228,7 @@ func FabricSummary(d node.FabricDelta) *results.Fabric {
 	f.TotalBytes = d.TotalBytes()
 	for _, g := range d.GrownErrors() {
 		f.Errors = append(f.Errors, g.String())
+		f.ErrorCounters = append(f.ErrorCounters, results.Counter{NIC: g.NIC, Port: g.Port, Name: g.Name, Delta: g.Delta, Reset: g.Reset})
 	}
 	for _, g := range d.Grown(node.ClassCongestion) {
 		f.Congestion = append(f.Congestion, g.String())

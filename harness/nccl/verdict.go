@@ -6,13 +6,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
-// Verdict names.
+// Verdict names, as results.json records them (Run.PathVerdict).
 const (
-	VerdictDirect   = "direct"   // every connection took the direct path the topology allows
-	VerdictFallback = "fallback" // some connection was staged through the host or left RDMA
-	VerdictUnknown  = "unknown"  // the log shows no channel connections to judge
+	VerdictDirect   = results.PathDirect
+	VerdictFallback = results.PathFallback
+	VerdictUnknown  = results.PathUnknown
 )
 
 // Verdict says whether NCCL used direct paths, and why.
