@@ -24,6 +24,9 @@ type Evidence struct {
 	ACS      []ACS       `json:"acs"`       // bridges on GPU <-> preferred NIC paths
 	IOMMU    IOMMU       `json:"iommu"`
 	Kernel   KernelFacts `json:"kernel"`
+	// NCCL is the libnccl.so.2 the loader would give a program, by its
+	// file name; nil when none was found.
+	NCCL *NCCLLibrary `json:"nccl_library,omitempty"`
 	// CUDA and Verbs are filled by ProbeGPUDirect, only for the suites
 	// that need them (Probed).
 	Probed bool       `json:"probed"`
@@ -278,6 +281,9 @@ func Collect(h Host, src Sources) *Evidence {
 	e.collectIOMMU(h)
 	if e.Kernel, err = h.Kernel(); err != nil {
 		e.problem("kernel", false, err)
+	}
+	if e.NCCL, err = h.NCCLLibrary(); err != nil && !errors.Is(err, ErrAbsent) {
+		e.problem("nccl", false, err)
 	}
 	return e
 }
