@@ -10,6 +10,7 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/suites/compat"
 )
 
 // The domain matchers the spec areas state their expectations with. A
@@ -84,6 +85,27 @@ func HaveAWorkingMechanism() types.GomegaMatcher {
 		negated: func(v node.MechanismVerdict) string {
 			return "expected no GPUDirect peer-memory mechanism, found " + v.Mechanism
 		},
+	}
+}
+
+// BeOutsideKnownBadCells succeeds when a node's []compat.Hit holds no
+// fail-level cell; warn-level ones are the spec's warnings. Its failure
+// is "in a known-bad combination:" and the cell's sentence (source, the
+// facts that put the node there, what breaks, the fix), in
+// HaveNoFindings' form where there are more.
+func BeOutsideKnownBadCells() types.GomegaMatcher {
+	failing := func(hits []compat.Hit) []string {
+		var out []string
+		for _, h := range compat.Failing(hits) {
+			out = append(out, "in a known-bad combination: "+h.String())
+		}
+		return out
+	}
+	return sentence[[]compat.Hit]{
+		name:    "BeOutsideKnownBadCells",
+		match:   func(hits []compat.Hit) bool { return len(compat.Failing(hits)) == 0 },
+		failure: func(hits []compat.Hit) string { return findingsMessage(failing(hits)) },
+		negated: func([]compat.Hit) string { return "expected a known-bad combination, found none" },
 	}
 }
 

@@ -48,7 +48,9 @@ peer-memory mechanism"), so Jenkins tracks it across builds:
   transports  a direct run that left its path (P2P -> SHM, GDRDMA -> ...)
   bandwidth   busbw that fell by more than its baseline band allows
               (gdrcheck's default 5 % without one; --tolerance overrides)
-  known-bad   a node that moved into a published incompatible combination
+  known-bad   a node that moved into a fail-level known-bad combination
+              of versions (README "Known-bad combinations"), named with
+              its source and fix; a warn-level one is noted
 
 Nodes in only one of the runs are noted, not failed: two allocations
 seldom hold the same nodes. gdrcheck run --compare-to DIR and gdrcheck

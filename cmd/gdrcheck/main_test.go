@@ -115,6 +115,9 @@ func shapeRuns(name string) (recs map[string]string, args []string) {
 		return fakebin.H200Recordings(recorded), nil
 	case name == "h100x8-proprietary-no-peermem" || name == "h100x8-proprietary-peermem-unregistered":
 		return synthetic("h100x8-nvswitch-cx7-nogdr"), nil
+	case name == "h100x8-nccl221-peermem-only":
+		// Its NCCL 2.21.5 finds no memory_peers client: GDR disabled.
+		return synthetic("h100x8-nvswitch-cx7-nccl221-nogdr"), nil
 	case strings.HasPrefix(name, "h100x8-"):
 		return synthetic("h100x8-nvswitch-cx7"), nil
 	case strings.HasPrefix(name, "l40s8-"):
@@ -269,6 +272,8 @@ func TestEachBrokenFixtureFailsForItsOwnReason(t *testing.T) {
 		{"h100x8-proprietary-peermem-unregistered", 1, "has a working GPUDirect peer-memory mechanism", "no GPUDirect peer-memory mechanism works: no GPU buffer registered with its rail NIC on either path; DMA-BUF: NVIDIA kernel modules is proprietary, need open; peermem: peer-memory registration is no memory_peers client"},
 		{"h100x8-proprietary-peermem-unregistered", 1, "has no conflicting or failing peer-memory modules", "kernel log: [   12.345678] nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -2)"},
 		{"h100x8-proprietary-peermem-unregistered", 1, "registers GPU memory with every rail NIC", "GPU 0000:18:00.0 -> mlx5_0: dmabuf registration failed: no dma-buf fd to register: the export failed; BAR1 1 MiB used of 131072 MiB, 131071 MiB free"},
+		{"h100x8-nccl221-peermem-only", 1, "is in no known-bad combination of versions", "in a known-bad combination: NVIDIA/nccl#1676: NCCL 2.21.5 is <=2.22.3, nvidia_peermem is loaded without the memory_peers/nv_mem or nv_mem_nc client NCCL looks for"},
+		{"h100x8-nccl221-peermem-only", 1, "proves GPUDirect RDMA through the NICs when forced onto the network", "32 of 32 connections used NET/IB without GDRDMA"},
 		{"rtx6000ada2-bar1-256mib", 1, "has a BAR1 aperture that covers the GPU memory", "GPU 0 0000:03:00.0: BAR1 256 MiB cannot map its 49140 MiB of memory"},
 		{"rtx6000ada2-bar1-256mib", 1, "keeps enough BAR1 free for peer mappings", "GPU 0 0000:03:00.0: 254 MiB of BAR1 free (2 of 256 MiB used); expected at least 1024 MiB"},
 	}
@@ -314,6 +319,9 @@ var expectedFailures = map[string]int{
 	// host (and, with a module that failed to load, its kernel log).
 	"h100x8-proprietary-peermem-unregistered": 4,
 	"h100x8-proprietary-no-peermem":           3,
+	// Its peer memory works: only NCCL's use of it fails, and the
+	// known-bad cell that says why.
+	"h100x8-nccl221-peermem-only": 2,
 	// BAR1 twice; no peer-memory path, and no registration on either.
 	"rtx6000ada2-bar1-256mib": 4,
 }

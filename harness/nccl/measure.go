@@ -85,6 +85,23 @@ func ShapeOf(ev *node.Evidence) Shape {
 	return s
 }
 
+// NCCLVersion is the NCCL the runs report ("2.28.3"), from NCCL's log or
+// nccl-tests' header; "" when none says, or without runs.
+func (m *Measurements) NCCLVersion() string {
+	if m == nil {
+		return ""
+	}
+	for _, r := range m.Runs {
+		if r.Result.Log != nil && r.Result.Log.NCCLVersion != "" {
+			return r.Result.Log.NCCLVersion
+		}
+		if r.Result.Tests != nil && r.Result.Tests.NCCLVersion != "" {
+			return r.Result.Tests.NCCLVersion
+		}
+	}
+	return ""
+}
+
 // Direct returns the direct run of an op.
 func (m *Measurements) Direct(op string) (Measured, bool) {
 	return m.Find(op, ModeDirect.Name)

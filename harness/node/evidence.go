@@ -27,6 +27,9 @@ type Evidence struct {
 	// CPUCores are the node's cores in hwloc's logical order (Slurm's
 	// core indexes); empty where sysfs has no CPU topology.
 	CPUCores []CPUCore `json:"cpu_cores,omitempty"`
+	// NCCL is the libnccl.so.2 the loader would give a program, by its
+	// file name; nil when none was found.
+	NCCL *NCCLLibrary `json:"nccl_library,omitempty"`
 	// CUDA and Verbs are filled by ProbeGPUDirect, only for the suites
 	// that need them (Probed).
 	Probed bool       `json:"probed"`
@@ -286,6 +289,9 @@ func Collect(h Host, src Sources) *Evidence {
 	// they leave the cores out and say so.
 	if e.CPUCores, err = h.CPUCores(); err != nil && !errors.Is(err, ErrAbsent) {
 		e.problem("sysfs", false, err)
+	}
+	if e.NCCL, err = h.NCCLLibrary(); err != nil && !errors.Is(err, ErrAbsent) {
+		e.problem("nccl", false, err)
 	}
 	return e
 }

@@ -33,7 +33,8 @@ type SnapshotMeta struct {
 
 // Snapshot records the parts of the host the collectors read into dst:
 // sysfs and procfs files under dst/sys and dst/proc with their symlinks,
-// device node names under dst/dev, and NVML's and rdmamap's answers and
+// device node names under dst/dev, the names of the NCCL libraries as
+// empty files and links where they lie, and NVML's and rdmamap's answers and
 // the container facts under dst/gdrcheck. `gdrcheck run --host-root dst`
 // replays it on any machine. src.GPUDirect, when set, is run and its
 // answers recorded too.
@@ -69,6 +70,20 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 		s.glob("sys/module/" + m + "/parameters/*")
 	}
 	s.tree("sys/kernel/mm/memory_peers", 3)
+	// NCCL is told by its file names: they are recorded, the libraries
+	// (hundreds of MB) are not; so is the LD_LIBRARY_PATH searched first.
+	for _, e := range h.ncclRecorded() {
+		if e.target != "" {
+			s.symlink(e.rel, e.target)
+		} else {
+			s.writeFile(e.rel, nil, 0o644)
+		}
+	}
+	if !h.Live() {
+		s.file(ldLibraryPathRecording)
+	} else if ld := os.Getenv("LD_LIBRARY_PATH"); ld != "" {
+		s.writeFile(ldLibraryPathRecording, []byte(ld+"\n"), 0o644)
+	}
 	for _, f := range []string{"sys/kernel/hostname", "sys/kernel/osrelease", "sys/kernel/version", "cmdline", "version", "stat", "meminfo", "devices", "misc", "driver/nvidia/version", "driver/nvidia/params"} {
 		s.file("proc/" + f)
 	}
@@ -161,6 +176,18 @@ func (s *snapshotter) writeFile(rel string, b []byte, mode fs.FileMode) {
 	}
 }
 
+// symlink recreates a link at rel pointing to target.
+func (s *snapshotter) symlink(rel, target string) {
+	p := filepath.Join(s.dst, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil && s.err == nil {
+		s.err = err
+	}
+	os.Remove(p)
+	if err := os.Symlink(target, p); err != nil && s.err == nil {
+		s.err = err
+	}
+}
+
 func (s *snapshotter) json(rel string, v any) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil && s.err == nil {
@@ -188,14 +215,7 @@ func (s *snapshotter) file(rel string) {
 			s.problems = append(s.problems, err.Error())
 			return
 		}
-		p := filepath.Join(s.dst, rel)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil && s.err == nil {
-			s.err = err
-		}
-		os.Remove(p)
-		if err := os.Symlink(t, p); err != nil && s.err == nil {
-			s.err = err
-		}
+		s.symlink(rel, t)
 	case fi.Mode().IsRegular():
 		b, err := readBounded(src)
 		if err != nil {

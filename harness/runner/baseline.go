@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
-	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 )
 
@@ -52,16 +51,4 @@ func BaselineFacts(ev *node.Evidence, ncclVer string) baseline.Facts {
 		}
 	}
 	return f
-}
-
-func ncclVersion(m *nccl.Measurements) string {
-	for _, r := range m.Runs {
-		if r.Result.Log != nil && r.Result.Log.NCCLVersion != "" {
-			return r.Result.Log.NCCLVersion
-		}
-		if r.Result.Tests != nil && r.Result.Tests.NCCLVersion != "" {
-			return r.Result.Tests.NCCLVersion
-		}
-	}
-	return ""
 }

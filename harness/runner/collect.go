@@ -54,6 +54,12 @@ func facts(ev *node.Evidence) []results.Fact {
 	add("iommu", ev.IOMMU.Mode)
 	add("driver_flavour", ev.Kernel.DriverFlavour)
 	add("mofed", ev.Kernel.MOFED)
+	// The library the loader would pick; a benchmark that ran reports
+	// its own version, which replaces this one (setFact).
+	if l := ev.NCCL; l != nil {
+		add("nccl", l.Version)
+		add("nccl_library", l.Path)
+	}
 	switch p := ev.Kernel.Peermem; {
 	case p.Loaded && len(ev.Kernel.PeerClients) > 0:
 		add("peermem", "registered")
@@ -91,4 +97,16 @@ func gpus(ev *node.Evidence) []results.GPU {
 		out = append(out, r)
 	}
 	return out
+}
+
+// setFact sets a fact's value, adding it where it is missing: a fact has
+// one value.
+func setFact(f []results.Fact, name, value string) []results.Fact {
+	for i := range f {
+		if f[i].Name == name {
+			f[i].Value = value
+			return f
+		}
+	}
+	return append(f, results.Fact{Name: name, Value: value})
 }

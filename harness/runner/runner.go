@@ -18,6 +18,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
+	"github.com/gdrcheck/gdrcheck/suites/compat"
 
 	// The spec areas register themselves.
 	_ "github.com/gdrcheck/gdrcheck/suites/areas"
@@ -142,15 +143,21 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 			}
 		}
 		match("")
+		// Before any benchmark: a node in a known-bad cell hears why its
+		// numbers will be what they are before it waits for them.
+		if ev.Fatal() == nil {
+			printKnownBad(opt.Progress, compat.FromEvidence(ev, ""))
+		}
 		if p, ok := ev.Unusable("libcuda"); ok && suites.NeedNCCL(opt.Suites) {
 			sc.NCCLErr = fmt.Errorf("nccl-tests not run: libcuda could not be used, so no CUDA program can (%s)", p.Message)
 			sc.NCCLBlocked = true
 		} else if suites.NeedNCCL(opt.Suites) && ev.Fatal() == nil {
 			sc.NCCL, sc.NCCLErr = measureNCCL(opt, h, ev, sc.Baseline)
 			if sc.NCCL != nil {
-				match(ncclVersion(sc.NCCL))
-				if v := ncclVersion(sc.NCCL); v != "" {
-					n.Facts = append(n.Facts, results.Fact{Name: "nccl", Value: v})
+				match(sc.NCCL.NCCLVersion())
+				// What ran wins over the library the loader would pick.
+				if v := sc.NCCL.NCCLVersion(); v != "" {
+					n.Facts = setFact(n.Facts, "nccl", v)
 				}
 				n.Runs = ncclRuns(sc.NCCL, n.Name, sc.Baseline)
 				if err := keepLogs(opt.LogDir, sc.NCCL, n.Runs); err != nil {
@@ -196,4 +203,20 @@ func interrupted(opt Options, n *results.Node) {
 		why += "; " + n.Reason
 	}
 	n.Status, n.Reason = results.NodeInterrupted, why
+}
+
+// printKnownBad tells the progress writer of every known-bad cell the
+// facts are in, with its source and fix, and where the NCCL came from;
+// the kernel suite's spec judges it.
+func printKnownBad(w io.Writer, f compat.Facts) {
+	if w == nil {
+		return
+	}
+	from := ""
+	if f.NCCLFrom != "" {
+		from = ", NCCL from " + f.NCCLFrom
+	}
+	for _, h := range compat.Match(f) {
+		fmt.Fprintf(w, "known-bad combination (%s%s): %s\n", h.Rule.Severity, from, h)
+	}
 }

@@ -1,11 +1,11 @@
 // Package compare judges an upgrade: the same nodes before and after it,
 // aspect by aspect (software, peer-memory mechanism, BAR1, PCIe links,
-// IOMMU, GPU <-> NIC map, verdicts, NCCL transports, bandwidth). Each
-// aspect of each node is one spec, so Jenkins tracks "node X: mechanism"
-// across builds; a change for the worse fails it (a regression), any other
-// change is noted. It judges two results.json and runs no Ginkgo, so
-// `gdrcheck run --compare-to` can use it in the process that ran the
-// suites.
+// IOMMU, GPU <-> NIC map, verdicts, NCCL transports, bandwidth, known-bad
+// combinations). Each aspect of each node is one spec, so Jenkins tracks
+// "node X: mechanism" across builds; a change for the worse fails it (a
+// regression), any other change is noted. It judges two results.json and
+// runs no Ginkgo, so `gdrcheck run --compare-to` can use it in the process
+// that ran the suites.
 package compare
 
 import (
@@ -46,6 +46,7 @@ const (
 	AspectVerdicts  = "keeps its verdicts"
 	AspectTransport = "keeps its NCCL transports"
 	AspectBandwidth = "keeps its bandwidth"
+	AspectKnownBad  = "stays out of known-bad combinations"
 )
 
 // Compare judges after against before, node by node. The result holds
@@ -143,7 +144,7 @@ func (c change) spec(name string) results.Spec {
 
 func compareNode(b, a results.Node, bruns, aruns []results.Run, opt Options) []results.Spec {
 	be, ae := evidence(b), evidence(a)
-	specs := []results.Spec{software(b, a).spec(AspectSoftware), mechanism(b, a).spec(AspectMechanism)}
+	specs := []results.Spec{software(b, a).spec(AspectSoftware), mechanism(b, a).spec(AspectMechanism), knownBad(b, a, be, ae).spec(AspectKnownBad)}
 	if be != nil && ae != nil {
 		specs = append(specs, bar1(be, ae).spec(AspectBAR1), pcie(be, ae).spec(AspectPCIe), iommu(be, ae).spec(AspectIOMMU), rails(be, ae).spec(AspectRails))
 	}

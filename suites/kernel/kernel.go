@@ -2,18 +2,21 @@
 // path works on the node, DMA-BUF (the upstream path NCCL prefers) or the
 // legacy nvidia_peermem module, and prove it: a dma-buf export of real GPU
 // memory and, where NICs exist, a registration of that memory with each
-// rail NIC.
+// rail NIC; and that its versions are in no known-bad combination
+// (suites/compat).
 package kernel
 
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/suites"
+	"github.com/gdrcheck/gdrcheck/suites/compat"
 )
 
 var _ = suites.Describe("kernel", func() {
@@ -91,6 +94,32 @@ var _ = suites.Describe("kernel", func() {
 			}
 		}
 		Expect(bad).To(suites.HaveNoFindings())
+	})
+
+	It("is in no known-bad combination of versions", func() {
+		// nccl-tests ran before the specs: their NCCL is what ran, and
+		// wins over the library the loader would pick.
+		f := compat.FromEvidence(ev, suites.Current().NCCL.NCCLVersion())
+		switch {
+		case f.NCCL != "":
+			suites.Note("NCCL %s (%s)", f.NCCL, f.NCCLFrom)
+		case ev.NCCL != nil:
+			suites.Note("NCCL version unknown: %s names none, so the cells over NCCL versions cannot match", ev.NCCL.Path)
+		default:
+			suites.Note("NCCL version unknown: no libnccl.so.2 in the loader's path and no nccl-tests run, so the cells over NCCL versions cannot match")
+		}
+		if l := ev.NCCL; l != nil && len(l.Found) > 1 {
+			var paths []string
+			for _, lf := range l.Found {
+				paths = append(paths, lf.Path)
+			}
+			suites.Note("NCCL libraries found, in loader order: %s", strings.Join(paths, ", "))
+		}
+		hits := compat.Match(f)
+		for _, h := range compat.Warning(hits) {
+			suites.Warn("in a known-bad combination: %s", h)
+		}
+		Expect(hits).To(suites.BeOutsideKnownBadCells())
 	})
 
 	It("has no conflicting or failing peer-memory modules", func() {

@@ -15,7 +15,8 @@ type h100x8 struct {
 	acsRedirect       bool
 	iommu             string // "", "identity", "DMA-FQ"
 	proprietary       bool
-	peermem           string // "", "registered", "unregistered"
+	peermem           string // "", "registered", "unregistered", "doca"
+	nccl              string // libnccl.so.2 version installed; "" none
 }
 
 // ProprietaryDriver runs the closed NVIDIA kernel modules: no dma-buf
@@ -24,8 +25,14 @@ func ProprietaryDriver() Variant { return func(c *h100x8) { c.proprietary = true
 
 // Peermem loads nvidia_peermem; registered or not with MOFED's ib_core
 // ("registered", "unregistered": the module failed to find the peer-memory
-// API and says so in the kernel log).
+// API and says so in the kernel log). "doca" is the nvidia-peermem of DGX
+// OS 25.01 (NVIDIA/nccl#1676): loaded and working, GPU memory registers
+// through it, but no memory_peers/nv_mem client exists, which is all NCCL
+// <= 2.22.3 looks for.
 func Peermem(state string) Variant { return func(c *h100x8) { c.peermem = state } }
+
+// NCCL installs libnccl.so.2 of that version in usr/lib/x86_64-linux-gnu.
+func NCCL(version string) Variant { return func(c *h100x8) { c.nccl = version } }
 
 // NICsOnOtherSocket cables the NICs of socket 1 (mlx5_4..7) to socket 0's
 // root complex: GPUs 4-7 keep no NIC on their own socket (SYS).
@@ -129,6 +136,8 @@ func H100x8(dir string, vs ...Variant) (*Tree, error) {
 	switch c.peermem {
 	case "registered":
 		t.Peermem, t.PeermemRegistered, t.MOFED = true, true, "24.10-1.1.4"
+	case "doca":
+		t.Peermem, t.MOFED = true, "24.10-1.1.4"
 	case "unregistered":
 		t.Peermem = true
 		t.Kmsg = []string{
@@ -137,6 +146,7 @@ func H100x8(dir string, vs ...Variant) (*Tree, error) {
 		}
 	}
 	t.Proprietary = c.proprietary
+	t.NCCL = c.nccl
 	if c.iommu != "" {
 		for _, a := range t.Addresses() {
 			t.IOMMUGroup(c.iommu, a)
@@ -204,6 +214,7 @@ func Fixtures() []Fixture {
 		{"h100x8-iommu-passthrough", "IOMMU on with identity (passthrough) domains: fine for GPUDirect", with(IOMMU("identity"))},
 		{"h100x8-proprietary-peermem", "closed kernel modules (no dma-buf), nvidia_peermem registered with MOFED: GPUDirect on the legacy path", with(ProprietaryDriver(), Peermem("registered"))},
 		{"h100x8-proprietary-peermem-unregistered", "closed kernel modules and an nvidia_peermem that found no peer-memory API: no GPUDirect path at all", with(ProprietaryDriver(), Peermem("unregistered"))},
+		{"h100x8-nccl221-peermem-only", "closed kernel modules (no dma-buf), an nvidia_peermem that works but registers no memory_peers/nv_mem client (DGX OS 25.01), and NCCL 2.21.5, which looks for nothing else: in the known-bad cell of NVIDIA/nccl#1676, GDR disabled", with(ProprietaryDriver(), Peermem("doca"), NCCL("2.21.5"))},
 		{"h100x8-proprietary-no-peermem", "closed kernel modules (no dma-buf) and no nvidia_peermem: peer memory missing, so NCCL stages NET/IB through the host", with(ProprietaryDriver())},
 		{"l40s8-pcie-cx7-pxb", "8 x L40S on PCIe Gen4 without NVLink, two root complexes of four GPUs and one ConnectX-7 each: PXB to its own NIC, NODE to the other, P2P only under one root complex", L40S8},
 		{"gh200x4-c2c-cx7", "4 x GH200 (aarch64, one NUMA node per Grace), NVLinked GPUs, one ConnectX-7 per Grace reached over NVLink-C2C (P2C)", GH200x4},
@@ -239,7 +250,7 @@ func gpudirect(c h100x8, gpus []string) *node.GPUDirectRecording {
 		if c.proprietary {
 			dm.Error = "no dma-buf fd to register: the export failed"
 		}
-		pm := node.Registration{GPU: bus, NIC: nic, Path: node.PathPeermem, OK: c.peermem == "registered"}
+		pm := node.Registration{GPU: bus, NIC: nic, Path: node.PathPeermem, OK: c.peermem == "registered" || c.peermem == "doca"}
 		if !pm.OK {
 			pm.Error = "ibv_reg_mr: Bad address (errno 14)"
 		}

@@ -38,6 +38,11 @@ type Tree struct {
 	NvPeerMem                  bool   // the legacy module, loaded
 	MOFED                      string // mlx5_core version of MLNX_OFED/DOCA
 	Kmsg                       []string
+	// NCCL installs libnccl.so.2 of this version ("2.21.5") in
+	// usr/lib/<arch>-linux-gnu as Debian's libnccl2 does: libnccl.so ->
+	// libnccl.so.2 -> libnccl.so.2.21.5, the library an empty file (the
+	// collector reads names only). "" installs none.
+	NCCL string
 
 	devs   map[string]string // PCI address -> directory relative to sys/devices
 	numa   map[string]int
@@ -325,6 +330,12 @@ func (t *Tree) Finish() error {
 	}
 	if t.MOFED != "" {
 		t.write("sys/module/mlx5_core/version", t.MOFED+"\n")
+	}
+	if t.NCCL != "" {
+		dir := "usr/lib/" + t.Arch + "-linux-gnu/"
+		t.write(dir+"libnccl.so."+t.NCCL, "")
+		t.link(dir+"libnccl.so.2", "libnccl.so."+t.NCCL)
+		t.link(dir+"libnccl.so", "libnccl.so.2")
 	}
 	if len(t.Kmsg) > 0 {
 		t.write("gdrcheck/kmsg.txt", strings.Join(t.Kmsg, "\n")+"\n")

@@ -1,0 +1,162 @@
+package compat
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/harness/node/nodetest"
+	"github.com/gdrcheck/gdrcheck/results"
+)
+
+func ids(hits []Hit) string {
+	var s []string
+	for _, h := range hits {
+		s = append(s, h.Rule.ID)
+	}
+	return strings.Join(s, ",")
+}
+
+// The DGX OS 25.01 node of NVIDIA/nccl#1676, as its facts read.
+func peermemOnly() Facts {
+	return Facts{NCCL: "2.22.3", NCCLFrom: NCCLFromTests, Kernel: "6.8.0-60-generic", DriverFlavour: "proprietary", RDMANICs: 8,
+		Peermem: PeermemLoaded, Mechanism: "peermem", GPUDMABuf: No, GPUDMABufWhy: "the proprietary kernel modules export no dma-buf"}
+}
+
+func TestNCCL1676MatchesItsCellAndNotItsNeighbours(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Facts)
+		want string
+	}{
+		{"NCCL 2.22.3, the last that looks only at memory_peers", func(*Facts) {}, "NVIDIA/nccl#1676"},
+		{"NCCL 2.21.5", func(f *Facts) { f.NCCL = "2.21.5+cuda12.4" }, "NVIDIA/nccl#1676"},
+		{"NCCL 2.23.4 also finds /sys/module/nvidia_peermem", func(f *Facts) { f.NCCL = "2.23.4" }, ""},
+		{"NCCL unknown", func(f *Facts) { f.NCCL = "" }, ""},
+		{"a memory_peers/nv_mem client NCCL finds", func(f *Facts) { f.Peermem = PeermemRegistered }, ""},
+		{"no nvidia_peermem at all", func(f *Facts) { f.Peermem = PeermemAbsent }, ""},
+		{"dma-buf is the working mechanism", func(f *Facts) {
+			f.Mechanism, f.DriverFlavour, f.GPUDMABuf, f.NICDMABuf = "dmabuf", "open", Yes, Yes
+		}, ""},
+		{"dma-buf works but NCCL 2.12 has no dma-buf path", func(f *Facts) {
+			f.NCCL, f.Mechanism, f.DriverFlavour, f.GPUDMABuf, f.NICDMABuf = "2.12.12", "dmabuf", "open", Yes, Yes
+		}, "NVIDIA/nccl#1676"},
+		{"no RDMA NICs", func(f *Facts) { f.RDMANICs = 0 }, ""},
+		{"no path works at all: not NCCL's doing", func(f *Facts) { f.Mechanism = "none" }, ""},
+		{"not probed, closed modules rule dma-buf out", func(f *Facts) { f.Mechanism = "" }, "NVIDIA/nccl#1676"},
+		{"not probed, open modules: dma-buf may work", func(f *Facts) {
+			f.Mechanism, f.DriverFlavour, f.GPUDMABuf = "", "open", Unknown
+		}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := peermemOnly()
+			c.edit(&f)
+			if got := ids(Match(f)); got != c.want {
+				t.Errorf("hits %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+// A node of NVIDIA/nccl#778: open modules exporting dma-bufs, an rdma-core
+// from before ibv_reg_dmabuf_mr, nvidia_peermem registered.
+func dmabufHalf() Facts {
+	return Facts{NCCL: "2.14.3", Kernel: "5.15.0-91-generic", DriverFlavour: "open", RDMANICs: 2, Peermem: PeermemRegistered, Mechanism: "peermem",
+		GPUDMABuf: Yes, NICDMABuf: No, NICDMABufWhy: "rdma-core 28 is older than 34", RDMACore: 28}
+}
+
+func TestNCCL778MatchesItsCellAndNotItsNeighbours(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Facts)
+		want string
+	}{
+		{"NCCL 2.14.3", func(*Facts) {}, "NVIDIA/nccl#778"},
+		{"NCCL 2.13.4, the first with dma-buf", func(f *Facts) { f.NCCL = "2.13.4" }, "NVIDIA/nccl#778"},
+		{"NCCL 2.12.12 never tries dma-buf", func(f *Facts) { f.NCCL = "2.12.12" }, ""},
+		{"NCCL 2.16.2 backs off", func(f *Facts) { f.NCCL = "2.16.2" }, ""},
+		{"the NICs register dma-bufs", func(f *Facts) { f.NICDMABuf, f.Mechanism = Yes, "dmabuf" }, ""},
+		{"the NIC side unknown", func(f *Facts) { f.NICDMABuf = Unknown }, ""},
+		{"the GPUs export none", func(f *Facts) { f.GPUDMABuf = No }, ""},
+		{"no RDMA NICs", func(f *Facts) { f.RDMANICs = 0 }, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := dmabufHalf()
+			c.edit(&f)
+			hits := Match(f)
+			if got := ids(hits); got != c.want {
+				t.Errorf("hits %q, want %q", got, c.want)
+			}
+			if len(Failing(hits)) != 0 {
+				t.Errorf("a warn-level cell failed: %v", hits)
+			}
+		})
+	}
+}
+
+func TestAHitNamesItsSourceWhyAndTheFix(t *testing.T) {
+	hits := Match(peermemOnly())
+	if len(hits) != 1 || len(Failing(hits)) != 1 {
+		t.Fatalf("hits %v", hits)
+	}
+	got := hits[0].String()
+	for _, want := range []string{
+		"NVIDIA/nccl#1676: NCCL 2.22.3 is <=2.22.3, nvidia_peermem is loaded without the memory_peers/nv_mem or nv_mem_nc client NCCL looks for, and it is the only GPUDirect path (the proprietary kernel modules export no dma-buf): NCCL disables GPU Direct RDMA for every HCA",
+		"; fix: NCCL >= 2.23.4",
+		" (https://github.com/NVIDIA/nccl/issues/1676)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+}
+
+func TestFactsOfTheFixtureNodes(t *testing.T) {
+	cases := []struct {
+		node, ran, want string
+	}{
+		// NCCL 2.21.5 read from libnccl.so.2.21.5 in the tree.
+		{"h100x8-nccl221-peermem-only", "", "NVIDIA/nccl#1676"},
+		// What nccl-tests ran with wins over the library.
+		{"h100x8-nccl221-peermem-only", "2.23.4", ""},
+		{"h100x8-proprietary-peermem", "2.21.5", ""},
+		{"h100x8-nvswitch-cx7-pix", "2.14.3", ""},
+		{"h100x8-nvswitch-cx7-pix", "2.12.12", ""},
+	}
+	evs := map[string]*node.Evidence{}
+	for _, c := range cases {
+		if evs[c.node] == nil {
+			evs[c.node] = nodetest.Probed(t, nodetest.Named(t, c.node))
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.node+"/"+c.ran, func(t *testing.T) {
+			f := FromEvidence(evs[c.node], c.ran)
+			if got := ids(Match(f)); got != c.want {
+				t.Errorf("hits %q, want %q; facts %+v", got, c.want, f)
+			}
+		})
+	}
+	f := FromEvidence(evs["h100x8-nccl221-peermem-only"], "")
+	if f.NCCL != "2.21.5" || f.NCCLFrom != "/usr/lib/x86_64-linux-gnu/libnccl.so.2.21.5" || f.Peermem != PeermemLoaded || f.Mechanism != "peermem" || f.GPUDMABuf != No {
+		t.Errorf("facts %+v", f)
+	}
+	if f := FromEvidence(evs["h100x8-nvswitch-cx7-pix"], ""); f.NCCL != "" || f.GPUDMABuf != Yes || f.NICDMABuf != Yes || f.Mechanism != "dmabuf" {
+		t.Errorf("healthy node: facts %+v", f)
+	}
+}
+
+// A results.json node without its evidence is judged from its facts.
+func TestFromNodeWithoutEvidenceReadsTheFacts(t *testing.T) {
+	n := results.Node{Facts: []results.Fact{{Name: "nccl", Value: "2.21.5"}, {Name: "rdma_nics", Value: "8"}, {Name: "driver_flavour", Value: "proprietary"},
+		{Name: "peermem", Value: "loaded"}, {Name: "kernel", Value: "6.8.0-60-generic"}}}
+	if got := ids(Match(FromNode(n, nil))); got != "NVIDIA/nccl#1676" {
+		t.Errorf("hits %q", got)
+	}
+	n.Facts[0].Value = "2.23.4"
+	if got := ids(Match(FromNode(n, nil))); got != "" {
+		t.Errorf("hits %q after the fix", got)
+	}
+}

@@ -1,0 +1,144 @@
+package compat
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/results"
+)
+
+// NCCLFromTests names nccl-tests as where the NCCL version was read.
+const NCCLFromTests = "nccl-tests"
+
+// FromEvidence reads the facts from a node's evidence. ran is the NCCL
+// version nccl-tests reported, "" where none ran: it wins over the
+// library the loader would pick (Evidence.NCCL), since it is what ran.
+func FromEvidence(ev *node.Evidence, ran string) Facts {
+	f := Facts{Kernel: ev.Host.Kernel, DriverFlavour: ev.Kernel.DriverFlavour, RDMANICs: len(ev.NICs), MOFED: ev.Kernel.MOFED}
+	if f.Kernel == "" {
+		f.Kernel = ev.Kernel.Release
+	}
+	switch {
+	case ran != "":
+		f.NCCL, f.NCCLFrom = ran, NCCLFromTests
+	case ev.NCCL != nil && ev.NCCL.Version != "":
+		f.NCCL, f.NCCLFrom = ev.NCCL.Version, ev.NCCL.Path
+	}
+	f.Peermem = peermemState(ev.Kernel)
+	if ev.Probed {
+		f.Mechanism = ev.Mechanism().Mechanism
+		if ev.Verbs.Available {
+			f.RDMACore = ev.Verbs.RDMACoreVersion
+		}
+	}
+	f.GPUDMABuf, f.GPUDMABufWhy = gpuDMABuf(ev)
+	f.NICDMABuf, f.NICDMABufWhy = nicDMABuf(ev)
+	return f
+}
+
+// FromNode reads the facts of a node of results.json: from its evidence
+// where it kept it (ev, nil otherwise), else from its facts. Its "nccl"
+// fact is the NCCL in effect either way, nccl-tests' where one ran.
+func FromNode(n results.Node, ev *node.Evidence) Facts {
+	nccl := n.Fact("nccl")
+	if ev != nil {
+		f := FromEvidence(ev, "")
+		if nccl != "" && nccl != f.NCCL {
+			f.NCCL, f.NCCLFrom = nccl, NCCLFromTests
+		}
+		return f
+	}
+	f := Facts{NCCL: nccl, Kernel: n.Fact("kernel"), DriverFlavour: n.Fact("driver_flavour"), Peermem: n.Fact("peermem"),
+		Mechanism: n.Fact("mechanism"), MOFED: n.Fact("mofed")}
+	f.RDMANICs, _ = strconv.Atoi(n.Fact("rdma_nics"))
+	f.RDMACore, _ = strconv.Atoi(n.Fact("rdma_core"))
+	if f.DriverFlavour == node.FlavourProprietary {
+		f.GPUDMABuf, f.GPUDMABufWhy = No, "the proprietary kernel modules export no dma-buf"
+	}
+	switch {
+	case f.Kernel != "" && !node.KernelAtLeast(f.Kernel, 5, 12):
+		f.NICDMABuf, f.NICDMABufWhy = No, "kernel "+f.Kernel+" is older than 5.12"
+	case f.RDMACore > 0 && f.RDMACore < 34:
+		f.NICDMABuf, f.NICDMABufWhy = No, fmt.Sprintf("rdma-core %d is older than 34", f.RDMACore)
+	}
+	return f
+}
+
+// peermemState is nvidia_peermem as NCCL <= 2.22.3 sees it: registered
+// only with a memory_peers/nv_mem or nv_mem_nc client, the files it looks
+// for.
+func peermemState(k node.KernelFacts) string {
+	switch {
+	case !k.Peermem.Loaded:
+		return PeermemAbsent
+	case hasClient(k.PeerClients, "nv_mem") || hasClient(k.PeerClients, "nv_mem_nc"):
+		return PeermemRegistered
+	}
+	return PeermemLoaded
+}
+
+func hasClient(clients map[string]string, name string) bool {
+	_, ok := clients[name]
+	return ok
+}
+
+// gpuDMABuf: the closed modules never export; the probe's export on
+// every GPU decides otherwise; unknown without it.
+func gpuDMABuf(ev *node.Evidence) (Tri, string) {
+	if ev.Kernel.DriverFlavour == node.FlavourProprietary {
+		return No, "the proprietary kernel modules export no dma-buf"
+	}
+	if !ev.Probed || !ev.CUDA.Available || len(ev.CUDA.GPUs) == 0 {
+		return Unknown, ""
+	}
+	for _, g := range ev.CUDA.GPUs {
+		switch {
+		case g.DMABufSupported != nil && *g.DMABufSupported != 1:
+			return No, fmt.Sprintf("GPU %s: DMA_BUF_SUPPORTED (124) is %d", g.BusID, *g.DMABufSupported)
+		case g.Export.Tried && !g.Export.OK:
+			return No, fmt.Sprintf("GPU %s: dma-buf export failed: %s", g.BusID, g.Export.Error)
+		case !g.Export.OK:
+			return Unknown, ""
+		}
+	}
+	return Yes, ""
+}
+
+// nicDMABuf: a kernel before 5.12 or an rdma-core without
+// ibv_reg_dmabuf_mr cannot register a dma-buf; the probe's registration
+// of an exported buffer decides otherwise; unknown without it.
+func nicDMABuf(ev *node.Evidence) (Tri, string) {
+	rel := ev.Host.Kernel
+	if rel == "" {
+		rel = ev.Kernel.Release
+	}
+	if rel != "" && !node.KernelAtLeast(rel, 5, 12) {
+		return No, "kernel " + rel + " is older than 5.12"
+	}
+	if !ev.Probed || !ev.Verbs.Available {
+		return Unknown, ""
+	}
+	v := ev.Verbs
+	switch {
+	case v.RDMACoreVersion > 0 && v.RDMACoreVersion < 34:
+		return No, fmt.Sprintf("rdma-core %d is older than 34", v.RDMACoreVersion)
+	case !v.HasRegDMABufMR:
+		return No, "libibverbs has no ibv_reg_dmabuf_mr"
+	}
+	exported := map[string]bool{}
+	for _, g := range ev.CUDA.GPUs {
+		exported[g.BusID] = g.Export.OK
+	}
+	proven := Unknown
+	for _, r := range v.Registrations {
+		if r.Path != node.PathDMABuf || !exported[r.GPU] {
+			continue
+		}
+		if !r.OK {
+			return No, fmt.Sprintf("GPU %s -> %s: dma-buf registration failed: %s", r.GPU, r.NIC, r.Error)
+		}
+		proven = Yes
+	}
+	return proven, ""
+}

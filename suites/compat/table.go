@@ -1,0 +1,47 @@
+package compat
+
+import "github.com/gdrcheck/gdrcheck/harness/baseline"
+
+// Table is the known-bad cells of the compatibility matrix, each a
+// published incompatibility with its source. To add one, append a Rule:
+// the source's short name as ID, its address, the versions and facts
+// that put a node in the cell (Match, over Facts only: add a field there
+// and fill it in facts.go if the cell needs one), what breaks and the fix,
+// as the source states them; and a test in compat_test.go that it matches
+// its cell and none of its neighbours.
+var Table = []Rule{
+	{
+		ID:       "NVIDIA/nccl#1676",
+		Source:   "https://github.com/NVIDIA/nccl/issues/1676",
+		Severity: Fail,
+		// net_ib.cc v2.22.3-1 ncclIbGdrSupport looks only for
+		// memory_peers/nv_mem and nv_mem_nc; v2.23.4-1 also for
+		// /sys/module/nvidia_peermem/version.
+		NCCL: baseline.MustParseRange("<=2.22.3"),
+		Match: func(f Facts) (bool, string) {
+			only, why := f.peermemOnlyPath()
+			if f.RDMANICs == 0 || f.Peermem != PeermemLoaded || !only {
+				return false, ""
+			}
+			return true, "nvidia_peermem is loaded without the memory_peers/nv_mem or nv_mem_nc client NCCL looks for, and " + why
+		},
+		Breaks: "NCCL disables GPU Direct RDMA for every HCA and stages NIC traffic through host memory (2-node all_reduce ~180 -> ~10 GB/s)",
+		Fix:    "NCCL >= 2.23.4 (it also finds /sys/module/nvidia_peermem), or the dma-buf path (open kernel modules, kernel >= 5.12, rdma-core >= 34)",
+	},
+	{
+		ID:       "NVIDIA/nccl#778",
+		Source:   "https://github.com/NVIDIA/nccl/issues/778",
+		Severity: Warn,
+		// dma-buf support came with 2.13; the maintainers fixed the
+		// back-off to nvidia_peermem "in later versions ... up to 2.16".
+		NCCL: baseline.MustParseRange(">=2.13, <2.16"),
+		Match: func(f Facts) (bool, string) {
+			if f.RDMANICs == 0 || f.GPUDMABuf != Yes || f.NICDMABuf != No {
+				return false, ""
+			}
+			return true, "the GPUs export dma-bufs but the NICs cannot register them (" + f.NICDMABufWhy + ")"
+		},
+		Breaks: "NCCL tries dma-buf, gets \"ibv_reg_dmabuf_mr failed with error Operation not supported\" and may not back off to nvidia_peermem (fixed by 2.16)",
+		Fix:    "NCCL_DMABUF_ENABLE=0, or NCCL >= 2.16, or an RDMA stack with dma-buf (rdma-core >= 34, kernel >= 5.12)",
+	},
+}
