@@ -144,3 +144,28 @@ func TestWriteAllWithATextfileThatCannotBeWrittenLeavesThePreviousSet(t *testing
 		t.Errorf("results.json changed although the set was not written")
 	}
 }
+
+// One NCCL rank (the real one-H200 node): the reductions print busbw 0
+// and sendrecv a GPU's copy to itself (874276 "GB/s"). No series says
+// either is bus bandwidth.
+func TestPrometheusTextfileHasNoBusBandwidthOfOneRank(t *testing.T) {
+	r := &results.Results{Schema: results.Schema, Nodes: []results.Node{{Name: "vm", Status: results.NodeEvaluated, Runs: []results.Run{
+		{Suite: "collectives", Tool: "sendrecv_perf", Op: "sendrecv", Mode: "direct", Ranks: 1, BusBW: 874276, Points: []results.Point{{Size: 1 << 31, BusBW: 874276}}},
+		{Suite: "collectives", Tool: "all_reduce_perf", Op: "all_reduce", Mode: "direct", Ranks: 1, Points: []results.Point{{Size: 1 << 31}}},
+		{Suite: "collectives", Tool: "all_reduce_perf", Op: "all_gather", Mode: "direct", Ranks: 2, BusBW: 300},
+	}}}}
+	var buf bytes.Buffer
+	if err := WritePrometheus(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	if strings.Contains(out, `gdrcheck_busbw_bytes_per_second{mem="",mode="direct",node="vm",op="sendrecv"`) {
+		t.Errorf("a one-rank sendrecv is reported as bus bandwidth:\n%s", out)
+	}
+	if strings.Contains(out, `gdrcheck_busbw_bytes_per_second{mem="",mode="direct",node="vm",op="all_reduce"`) {
+		t.Errorf("a one-rank all_reduce is reported as busbw 0:\n%s", out)
+	}
+	if !strings.Contains(out, `gdrcheck_busbw_bytes_per_second{mem="",mode="direct",node="vm",op="all_gather",suite="collectives"} 3e+11`) {
+		t.Errorf("the two-rank run is missing:\n%s", out)
+	}
+}
