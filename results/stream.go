@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
 // Encoder writes a results.json as a stream, one node at a time, so a job
@@ -85,9 +87,24 @@ func (e *Encoder) End(head *Results) error {
 	return e.err
 }
 
+// What Scan reads of a results.json: it is decoded one node (or run) at a
+// time, each at most ValueLimit.Bytes, and at most MaxNodes nodes. The
+// node of an 8-GPU, 8-NIC host with every suite is about 90 KB
+// (fixtures/results, BenchmarkCollect1024Nodes), so a merged job of 1024
+// nodes is about 90 MB yet never holds more than one node's bytes.
+var ValueLimit = bounded.Limit{Bytes: 8 << 20, What: "one node or run of a results.json",
+	Why: "the node of an 8-GPU host with every suite is about 90 KB"}
+
+// MaxNodes is the most nodes a results.json may hold: 16,384 hosts of 8
+// GPUs are 131,072 GPUs, more than the largest clusters put in one job.
+// Reports hold every node (slimmed), so this bounds their memory too.
+const MaxNodes = 16384
+
 // Scan reads a results.json one node at a time: visit gets each node as
 // it is decoded, and the returned document holds everything but the
-// nodes. A merged job's results.json is never decoded whole.
+// nodes. A merged job's results.json is never decoded whole: a node or run
+// larger than ValueLimit, or more than MaxNodes nodes, is an error
+// wrapping bounded.ErrTooLarge.
 func Scan(path string, visit func(Node) error) (*Results, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -110,7 +127,7 @@ func Scan(path string, visit func(Node) error) (*Results, error) {
 }
 
 func scan(rd io.Reader, visit func(Node) error) (*Results, error) {
-	dec := json.NewDecoder(rd)
+	dec := bounded.NewDecoder(rd, ValueLimit)
 	var r Results
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, err
@@ -126,7 +143,11 @@ func scan(rd io.Reader, visit func(Node) error) (*Results, error) {
 			if err := expectDelim(dec, '['); err != nil {
 				return nil, err
 			}
+			nodes := 0
 			for dec.More() {
+				if nodes++; nodes > MaxNodes {
+					return nil, &offsetError{dec.InputOffset(), fmt.Errorf("more than %d nodes: a results.json holds one per host of one job: %w", MaxNodes, bounded.ErrTooLarge)}
+				}
 				var n Node
 				if err := dec.Decode(&n); err != nil {
 					return nil, syntaxAt(dec, err)
@@ -138,6 +159,10 @@ func scan(rd io.Reader, visit func(Node) error) (*Results, error) {
 			if _, err := dec.Token(); err != nil {
 				return nil, syntaxAt(dec, err)
 			}
+		case "runs":
+			if err := decodeRuns(dec, &r); err != nil {
+				return nil, err
+			}
 		case "schema":
 			err = dec.Decode(&r.Schema)
 		case "tool":
@@ -146,11 +171,8 @@ func scan(rd io.Reader, visit func(Node) error) (*Results, error) {
 			err = dec.Decode(&r.Started)
 		case "finished":
 			err = dec.Decode(&r.Finished)
-		case "runs":
-			err = dec.Decode(&r.Runs)
 		default:
-			var skip json.RawMessage
-			err = dec.Decode(&skip)
+			err = dec.Skip()
 		}
 		if err != nil {
 			return nil, syntaxAt(dec, err)
@@ -165,7 +187,33 @@ func scan(rd io.Reader, visit func(Node) error) (*Results, error) {
 	return &r, nil
 }
 
-func expectDelim(dec *json.Decoder, want json.Delim) error {
+// decodeRuns reads the cross-node runs (one per pair or node count) one
+// by one, like the nodes; null is none.
+func decodeRuns(dec *bounded.Decoder, r *Results) error {
+	t, err := dec.Token()
+	switch {
+	case err != nil:
+		return syntaxAt(dec, err)
+	case t == nil:
+		return nil
+	case t != json.Delim('['):
+		return &offsetError{dec.InputOffset(), fmt.Errorf("runs is %v, not an array", t)}
+	}
+	r.Runs = []Run{}
+	for dec.More() {
+		var run Run
+		if err := dec.Decode(&run); err != nil {
+			return syntaxAt(dec, err)
+		}
+		r.Runs = append(r.Runs, run)
+	}
+	if _, err := dec.Token(); err != nil {
+		return syntaxAt(dec, err)
+	}
+	return nil
+}
+
+func expectDelim(dec *bounded.Decoder, want json.Delim) error {
 	t, err := dec.Token()
 	if err != nil {
 		return syntaxAt(dec, err)
@@ -176,9 +224,13 @@ func expectDelim(dec *json.Decoder, want json.Delim) error {
 	return nil
 }
 
-func syntaxAt(dec *json.Decoder, err error) error {
-	if errors.Is(err, io.EOF) {
+func syntaxAt(dec *bounded.Decoder, err error) error {
+	var big *bounded.TooLargeError
+	switch {
+	case errors.Is(err, io.EOF):
 		err = fmt.Errorf("the document ends early: %w", io.ErrUnexpectedEOF)
+	case errors.As(err, &big):
+		return err // it names the byte the value follows
 	}
 	return &offsetError{dec.InputOffset(), err}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/runner"
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
@@ -216,7 +217,7 @@ func (r *runOptions) config() (suites.Config, error) {
 }
 
 func readInventory(path string) (node.Inventory, error) {
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, node.InventoryLimit)
 	if err != nil {
 		return node.Inventory{}, fmt.Errorf("--expect: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/fixtures/baselines"
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
 // flatten lists the messages of a tree of joined errors.
@@ -298,5 +299,32 @@ func TestLoadOfNothingIsAnError(t *testing.T) {
 	}
 	if _, err := baseline.Load(empty); err == nil {
 		t.Error("a .yml file was read as a baseline")
+	}
+}
+
+func TestABaselineOverTheLimitIsRefusedUnreadNamingTheFile(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile("../../fixtures/baselines/h200x2-nv18.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A real baseline padded past 1 MiB with a comment: valid YAML, too big.
+	big := append(append([]byte{}, good...), []byte("# "+strings.Repeat("x", 1<<20)+"\n")...)
+	p := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(p, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := `reading baseline "` + p + `": 1.0 MiB, larger than the 1 MiB limit on a baseline file: a baseline is a few kilobytes (the shipped ones are under 3 KB); this is not one`
+	if _, err := baseline.Load(dir); !errors.Is(err, bounded.ErrTooLarge) || err.Error() != want {
+		t.Errorf("Load: %v\nwant %s", err, want)
+	}
+	if _, err := baseline.ReadFile(p); !errors.Is(err, bounded.ErrTooLarge) || !strings.Contains(err.Error(), p) {
+		t.Errorf("ReadFile: %v", err)
+	}
+	if _, err := baseline.Parse("big.yaml", big); !errors.Is(err, bounded.ErrTooLarge) || !strings.HasPrefix(err.Error(), "big.yaml: ") {
+		t.Errorf("Parse: %v", err)
+	}
+	if _, err := baseline.Parse("good.yaml", good); err != nil {
+		t.Errorf("the shipped baseline: %v", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gdrcheck/gdrcheck/fixtures/baselines"
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
 // Store is a set of baselines with unique profile names.
@@ -49,7 +50,7 @@ func load(fsys fs.FS, dir string, display func(name string) string) (*Store, err
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".yaml") {
 			continue
 		}
-		data, err := fs.ReadFile(fsys, path.Join(dir, e.Name()))
+		data, err := bounded.ReadFileFS(fsys, path.Join(dir, e.Name()), FileLimit)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("reading baseline %q: %w", display(e.Name()), err))
 			continue

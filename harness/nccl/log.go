@@ -18,7 +18,12 @@ const (
 	maxChannel     = 255  // TransportUse.Channels holds channel numbers 0 to 255
 	maxRepeated    = 1024 // message texts remembered to skip repeated NIC lines
 	maxVias        = 1024 // "via" texts whose class is remembered
+	maxClasses     = 64   // transport classes told apart; a real log has fewer than 10
 )
+
+// classOther names the classes past maxClasses: "other", "P2P/other",
+// "NET/other", "NET/other/GDRDMA".
+const classOther = "other"
 
 // LogSummary is what an NCCL_DEBUG=INFO log says about one run.
 type LogSummary struct {
@@ -188,6 +193,9 @@ type Connection struct {
 //   - the log ends mid-line: the cut line is not read, since a cut
 //     "via NET/IB/0/GDRDMA" would read as host-staged;
 //   - a line is longer than 1 MiB (binary garbage): it is skipped;
+//   - the connection lines name more than 64 transport classes: those
+//     past them that NCCL does not name itself (a plugin, a P2P mode) are
+//     counted under "other" classes, judged as they would be (lumpClass);
 //   - there are INFO lines but no "Init COMPLETE" line: the log stops
 //     during NCCL init, or is an excerpt (or NCCL_DEBUG_SUBSYS leaves out
 //     INIT, which prints that line);
@@ -206,18 +214,18 @@ type Connection struct {
 // Input with no NCCL line at all is an error wrapping ErrNoData.
 func ParseLog(r io.Reader) (*LogSummary, error) {
 	p := newLogParser()
-	lr := newLineReader(r)
+	lr := newLines(r)
 	for {
-		b, ok := lr.next()
+		b, ok := lr.Next()
 		if !ok {
 			break
 		}
-		p.lineNo = lr.n
+		p.lineNo = lr.N()
 		p.line(b)
 	}
 	p.flushWarn()
-	if lr.err != nil {
-		return nil, fmt.Errorf("reading NCCL log: %w", lr.err)
+	if err := lr.Err(); err != nil {
+		return nil, fmt.Errorf("reading NCCL log: %w", err)
 	}
 	if !p.found {
 		return nil, fmt.Errorf("parsing NCCL log: %w", ErrNoData)
@@ -234,12 +242,15 @@ func ParseLog(r io.Reader) (*LogSummary, error) {
 		s.Uses[i].Channels = s.Uses[i].channelList()
 	}
 	p.adviseHints()
-	reasons := lr.partialReasons("log", "")
+	reasons := partialReasons(lr, "log", "")
 	switch {
 	case p.infoLines && p.initDone == 0:
 		reasons = append(reasons, "no communicator reached Init COMPLETE: the log stops during NCCL init or is an excerpt")
 	case p.initStart > p.initDone:
 		reasons = append(reasons, fmt.Sprintf("%d of %d communicators logged Init START without Init COMPLETE: the log stops during NCCL init", p.initStart-p.initDone, p.initStart))
+	}
+	if p.lumped > 0 {
+		reasons = append(reasons, fmt.Sprintf("the log names more than %d transport classes: %d connection lines past them are counted under %q classes", maxClasses, p.lumped, classOther))
 	}
 	if p.initDone > p.ended {
 		reasons = append(reasons, fmt.Sprintf("%d of %d communicators that reached Init COMPLETE were not destroyed: the log stops while NCCL was running", p.initDone-p.ended, p.initDone))
@@ -279,6 +290,7 @@ type logParser struct {
 	warn     *Finding           // the WARN of the previous line, held until its wrapped tail is known
 	scratch  Comm               // written for comm lines past MaxComms
 
+	lumped                     int  // connection lines counted under a classOther class
 	found, infoLines           bool // an NCCL line; an INFO line
 	initStart, initDone, ended int  // communicators: "Init START", "Init COMPLETE", "Destroy/Abort COMPLETE" lines
 }

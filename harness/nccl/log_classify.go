@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
 // The classifier of NCCL debug logs: what an INFO message says about the
@@ -56,7 +58,7 @@ func (p *logParser) info(prefix, msg []byte) {
 	case bytes.HasPrefix(msg, pfxNetwork):
 		if s.Network == "" {
 			if m := networkRe.FindSubmatch(msg); m != nil {
-				s.Network = string(m[1])
+				s.Network = keepField(m[1])
 			}
 		}
 	case bytes.HasPrefix(msg, pfxNET):
@@ -65,7 +67,7 @@ func (p *logParser) info(prefix, msg []byte) {
 		}
 		if bytes.Contains(msg, txtGDR) {
 			if m := hcaRe.FindSubmatch(msg); m != nil {
-				h := GDRHCA{Net: string(m[1]), Index: atoi(string(m[3])), Name: string(m[4]), Enabled: string(m[2]) == "Enabled"}
+				h := GDRHCA{Net: keepField(m[1]), Index: atoi(string(m[3])), Name: keepField(m[4]), Enabled: string(m[2]) == "Enabled"}
 				if !p.hcas[h] {
 					// Sockets never carry GPU memory: only an RDMA NIC
 					// without GDR says something is missing.
@@ -85,9 +87,9 @@ func (p *logParser) info(prefix, msg []byte) {
 			}
 		} else if bytes.Contains(msg, txtUsing) {
 			if m := netUsingRe.FindSubmatch(msg); m != nil {
-				net := string(m[1])
-				for _, d := range netDevRe.FindAllSubmatch(m[2], -1) {
-					nd := parseNetDevice(net, atoi(string(d[1])), string(d[2]))
+				net := keepField(m[1])
+				for _, d := range netDevRe.FindAllSubmatch(m[2], maxKept) {
+					nd := parseNetDevice(net, atoi(string(d[1])), keepField(d[2]))
 					if !p.devices[nd] && len(s.NetDevices) < maxKept {
 						p.devices[nd] = true
 						s.NetDevices = append(s.NetDevices, nd)
@@ -101,7 +103,7 @@ func (p *logParser) info(prefix, msg []byte) {
 			return
 		}
 		if m := gpuGDRRe.FindSubmatch(msg); m != nil {
-			g := GDRGPU{GPU: string(m[2]), HCA: string(m[3]), Enabled: string(m[1]) == "Enabled", Mode: string(m[4])}
+			g := GDRGPU{GPU: keepField(m[2]), HCA: keepField(m[3]), Enabled: string(m[1]) == "Enabled", Mode: keepField(m[4])}
 			if !p.gpus[g] && len(s.GDRGPUs) < maxKept {
 				p.gpus[g] = true
 				s.GDRGPUs = append(s.GDRGPUs, g)
@@ -116,9 +118,9 @@ func (p *logParser) info(prefix, msg []byte) {
 		}
 	case bytes.HasPrefix(msg, pfxEnv):
 		if m := envRe.FindSubmatch(msg); m != nil {
-			k := string(m[1])
+			k := keepField(m[1])
 			if _, ok := s.Env[k]; ok || len(s.Env) < maxKept {
-				s.Env[k] = string(m[2])
+				s.Env[k] = keep(m[2])
 			}
 		}
 	case bytes.Contains(msg, txtComm):
@@ -126,9 +128,10 @@ func (p *logParser) info(prefix, msg []byte) {
 	}
 }
 
-// remember marks an idempotent message as handled, while there is room.
+// remember marks an idempotent message as handled, while there is room;
+// a message too long to keep whole is handled again each time.
 func (p *logParser) remember(msg []byte) {
-	if len(p.repeated) < maxRepeated {
+	if len(p.repeated) < maxRepeated && len(msg) <= maxText {
 		p.repeated[string(msg)] = true
 	}
 }
@@ -155,7 +158,7 @@ func (p *logParser) commLine(prefix, msg []byte) {
 		s.Ranks, s.Nodes, s.LocalRanks = max(s.Ranks, c.Ranks), max(s.Nodes, c.Nodes), max(s.LocalRanks, c.LocalRanks)
 	} else if m := commRe.FindSubmatch(msg); m != nil {
 		c := p.comm(prefix, m[1])
-		c.Rank, c.Ranks, c.CudaDev, c.BusID = atoi(string(m[2])), atoi(string(m[3])), atoi(string(m[4])), string(m[5])
+		c.Rank, c.Ranks, c.CudaDev, c.BusID = atoi(string(m[2])), atoi(string(m[3])), atoi(string(m[4])), keepField(m[5])
 		s.Ranks = max(s.Ranks, c.Ranks)
 	}
 }
@@ -163,7 +166,7 @@ func (p *logParser) commLine(prefix, msg []byte) {
 // comm returns the communicator a comm line is about, adding it if new;
 // past MaxComms it returns a scratch value that is not kept.
 func (p *logParser) comm(prefix, id []byte) *Comm {
-	key := string(pidKey(prefix)) + " " + string(id)
+	key := keepField(pidKey(prefix)) + " " + keepField(id)
 	i, ok := p.comms[key]
 	if !ok {
 		if len(p.s.Comms) >= MaxComms {
@@ -172,7 +175,7 @@ func (p *logParser) comm(prefix, id []byte) *Comm {
 		}
 		i = len(p.s.Comms)
 		p.comms[key] = i
-		p.s.Comms = append(p.s.Comms, Comm{Host: string(hostOf(prefix)), ID: string(id)})
+		p.s.Comms = append(p.s.Comms, Comm{Host: keepField(hostOf(prefix)), ID: keepField(id)})
 	}
 	return &p.s.Comms[i]
 }
@@ -182,13 +185,18 @@ func (p *logParser) connection(prefix []byte, c Connection, via []byte) {
 	vi, ok := p.vias[string(via)]
 	if !ok {
 		vi.class, vi.gdr = classify(string(via))
-		if len(p.vias) < maxVias {
+		vi.class = bounded.ClipString(vi.class, maxField)
+		if len(p.vias) < maxVias && len(via) <= maxText {
 			p.vias[string(via)] = vi
 		}
 	}
 	s := p.s
-	s.Transports[vi.class]++
 	i, ok := p.uses[vi]
+	if !ok && len(s.Uses) >= maxClasses && !knownClass[vi.class] {
+		vi, p.lumped = lumpClass(vi), p.lumped+1
+		i, ok = p.uses[vi]
+	}
+	s.Transports[vi.class]++
 	if !ok {
 		i = len(s.Uses)
 		p.uses[vi] = i
@@ -197,7 +205,7 @@ func (p *logParser) connection(prefix []byte, c Connection, via []byte) {
 	host := hostOf(prefix)
 	s.Uses[i].add(host, c, via)
 	if len(s.Connections) < MaxConnections {
-		c.Host, c.Via, c.Class, c.GDR = string(host), string(via), vi.class, vi.gdr
+		c.Host, c.Via, c.Class, c.GDR = keepField(host), keep(via), vi.class, vi.gdr
 		s.Connections = append(s.Connections, c)
 	}
 }
@@ -216,7 +224,7 @@ func (u *TransportUse) add(host []byte, c Connection, via []byte) {
 		}
 	}
 	if len(u.Links) < MaxLinks {
-		u.Links = append(u.Links, Link{Host: string(host), From: c.From, To: c.To, Via: string(via), Connections: 1})
+		u.Links = append(u.Links, Link{Host: keepField(host), From: c.From, To: c.To, Via: keep(via), Connections: 1})
 		return
 	}
 	u.OtherLinks++
@@ -261,7 +269,7 @@ func (p *logParser) hint(kind string, msg []byte) {
 		return
 	}
 	p.hints[kind] = len(p.s.Hints)
-	p.s.Hints = append(p.s.Hints, Hint{Kind: kind, Text: string(msg), Line: p.lineNo, Count: 1})
+	p.s.Hints = append(p.s.Hints, Hint{Kind: kind, Text: keep(msg), Line: p.lineNo, Count: 1})
 }
 
 // The DMA-BUF path gdrcheck's kernel suite checks, as DESIGN.md lists it.
@@ -327,6 +335,27 @@ func classify(via string) (class string, gdr bool) {
 		return netClass(m[1], gdr), gdr
 	}
 	return head, false
+}
+
+// knownClass holds the classes NCCL names itself, which are never lumped:
+// judge treats some of them (SHM, NET/Socket, CollNet) apart.
+var knownClass = map[string]bool{
+	ClassP2PCUMEM: true, ClassP2PIPC: true, ClassP2PDirect: true, ClassP2PMNNVL: true, ClassP2PIndirect: true, "P2P": true,
+	ClassSHM: true, ClassNetIBGDR: true, ClassNetIB: true, ClassNetSocket: true, ClassCollNet: true,
+}
+
+// lumpClass is the class a connection of a class NCCL does not name is
+// counted under once maxClasses classes are known: one per way judge can
+// take such a class (P2P, NET with or without GDRDMA, anything else), so
+// the verdict stays what it would have been.
+func lumpClass(vi viaInfo) viaInfo {
+	switch {
+	case strings.HasPrefix(vi.class, "P2P"):
+		return viaInfo{class: "P2P/" + classOther}
+	case strings.HasPrefix(vi.class, "NET/"):
+		return viaInfo{class: netClass(classOther, vi.gdr), gdr: vi.gdr}
+	}
+	return viaInfo{class: classOther, gdr: vi.gdr}
 }
 
 func netClass(name string, gdr bool) string {

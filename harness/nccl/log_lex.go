@@ -5,24 +5,27 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"unicode"
+
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
 // The lexer of NCCL debug logs: it finds the NCCL prefix and level of a
 // line, rejoins wrapped WARN lines, and scans connection lines by hand.
 
 // line handles one line. raw is only valid during the call: anything kept
-// is copied with string().
+// is copied with keep() or keepField().
 func (p *logParser) line(raw []byte) {
 	if p.s.NCCLVersion == "" && bytes.Contains(raw, ncclVersionText) {
 		if m := ncclVersionRe.FindSubmatch(raw); m != nil {
-			p.s.NCCLVersion, p.s.CUDAVersion, p.found = string(m[1]), string(m[2]), true
+			p.s.NCCLVersion, p.s.CUDAVersion, p.found = keepField(m[1]), keepField(m[2]), true
 		}
 	}
 	level, prefix, msg, ok := splitLogLine(raw)
 	if !ok {
 		if p.warn != nil && continuesWarn(string(raw)) {
 			// A WARN wrapped by whoever copied the log: rejoin it.
-			p.warn.Text += " " + strings.TrimSpace(string(raw))
+			p.warn.Text += " " + keep(bytes.TrimSpace(raw))
 		}
 		p.flushWarn()
 		return
@@ -31,7 +34,7 @@ func (p *logParser) line(raw []byte) {
 	p.flushWarn()
 	switch level {
 	case levelWarn:
-		p.warn = &Finding{Level: "WARN", Source: warnSource(string(prefix)), Text: string(msg), Line: p.lineNo}
+		p.warn = &Finding{Level: "WARN", Source: bounded.ClipString(warnSource(string(prefix)), maxField), Text: keep(msg), Line: p.lineNo}
 		return
 	case levelTrace:
 		return
@@ -39,7 +42,7 @@ func (p *logParser) line(raw []byte) {
 	p.infoLines = true
 	if isErrTrace(msg) {
 		src, _, _ := bytes.Cut(msg, []byte(" "))
-		p.finding(Finding{Level: "ERROR", Source: string(src), Text: string(msg), Line: p.lineNo})
+		p.finding(Finding{Level: "ERROR", Source: keepField(src), Text: keep(msg), Line: p.lineNo})
 		return
 	}
 	p.info(prefix, msg)
@@ -159,11 +162,12 @@ func isHostPidTid(f []byte) bool {
 
 // warnSource is the "file.cc:123" NCCL puts before "NCCL WARN".
 func warnSource(prefix string) string {
-	f := strings.Fields(prefix)
-	if len(f) < 2 {
-		return ""
+	p := strings.TrimSpace(prefix)
+	i := strings.LastIndexFunc(p, unicode.IsSpace)
+	if i < 0 {
+		return "" // one field: no source
 	}
-	last := f[len(f)-1]
+	last := p[i+1:]
 	if strings.HasPrefix(last, "[") || !strings.Contains(last, ":") {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/gdrcheck/gdrcheck/results"
 )
@@ -17,13 +18,15 @@ import (
 // recognise, so callers can tell an empty or foreign file from a broken one.
 var ErrNoData = errors.New("no recognisable output")
 
-// What ParseTests keeps of lines that are not table rows. Rows are the
-// result and are all kept; the rest is capped so that a long or damaged
-// output cannot grow the result without bound.
+// What ParseTests keeps, so that a long or damaged output cannot grow the
+// result without bound. Rows are the result: a run of every type and
+// operation (-d all -o all) over 32 sizes has 1,920; an output with more
+// than maxRows is read as partial.
 const (
 	maxUnparsed = 64    // TestsResult.Unparsed
 	maxFailures = 256   // TestsResult.Failures
-	maxDevices  = 16384 // TestsResult.Devices
+	maxDevices  = 16384 // TestsResult.Devices: 2,048 nodes of 8 GPUs
+	maxRows     = 4096  // TestsResult.Rows
 )
 
 // TestsResult is one nccl-tests run, from its text output or its -J JSON.
@@ -42,8 +45,10 @@ type TestsResult struct {
 	// silently dropped.
 	Unparsed []string `json:"unparsed,omitempty"`
 
-	// Lines past the caps on Devices, Failures and Unparsed are counted
-	// here instead of kept.
+	// Lines past the caps on Devices, Failures, Unparsed and Rows are
+	// counted here instead of kept. Rows past the cap make the result
+	// partial.
+	RowsOmitted     int `json:"rows_omitted,omitempty"`
 	DevicesOmitted  int `json:"devices_omitted,omitempty"`
 	FailuresOmitted int `json:"failures_omitted,omitempty"`
 	UnparsedOmitted int `json:"unparsed_omitted,omitempty"`
@@ -56,6 +61,8 @@ type TestsResult struct {
 	// stops after the 2 KiB row ..."). What was read is still returned.
 	Partial       bool   `json:"partial"`
 	PartialReason string `json:"partial_reason,omitempty"`
+
+	firstOmitted int // the line of the first row past maxRows
 }
 
 // Device is one "#  Rank N Group G Pid P on HOST device D [BUSID] NAME" line.
@@ -210,13 +217,15 @@ func parseHeader(line string) (layout, bool) {
 }
 
 // ParseTests reads the text output of an nccl-tests binary. It streams:
-// memory holds the rows and a bounded amount of everything else, however
-// long the output.
+// memory holds at most maxRows rows and a bounded amount of everything
+// else, however long the output.
 //
 // The result is marked Partial, with the reason, when:
 //   - the output ends mid-line: the cut line is not read, since a cut
 //     number reads as a different number;
 //   - a line is longer than 1 MiB (binary garbage): it is skipped;
+//   - there are more than 4096 rows: the rest are counted in RowsOmitted,
+//     not kept;
 //   - rows follow the last "# Avg bus bandwidth" line, or there is none:
 //     nccl-tests prints "# Out of bounds values" and "# Avg bus bandwidth"
 //     after every table, so the run stopped or the output was trimmed;
@@ -234,15 +243,15 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 	var libraryCode string
 	seen := false
 	rowsOpen, footers := 0, 0 // rows since the last "# Avg bus bandwidth" line, and those lines
-	lr := newLineReader(r)
+	lr := newLines(r)
 	for {
-		b, ok := lr.next()
+		b, ok := lr.Next()
 		if !ok {
 			break
 		}
 		if res.NCCLVersion == "" && bytes.Contains(b, ncclVersionText) {
 			if m := ncclVersionRe.FindSubmatch(b); m != nil {
-				res.NCCLVersion, res.CUDAVersion, seen = string(m[1]), string(m[2]), true
+				res.NCCLVersion, res.CUDAVersion, seen = keepField(m[1]), keepField(m[2]), true
 				continue
 			}
 		}
@@ -252,7 +261,7 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 		line := string(b)
 		trimmed := strings.TrimSpace(line)
 		if strings.HasPrefix(trimmed, "#") {
-			if parseTestsComment(trimmed, lr.n, res, &lay, &libraryCode) {
+			if parseTestsComment(trimmed, lr.N(), res, &lay, &libraryCode) {
 				seen = true
 				if avgBusBWRe.MatchString(trimmed) {
 					rowsOpen, footers = 0, footers+1
@@ -261,9 +270,18 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 			continue
 		}
 		if f, ok := parseFailure(line); ok {
-			f.Line = lr.n
+			f.Line = lr.N()
 			res.addFailure(f)
 			seen = true
+			continue
+		}
+		if len(trimmed) > maxText {
+			// No row is this long: keep it as unparsed if it starts like one.
+			if i := strings.IndexFunc(trimmed, unicode.IsSpace); i > 0 {
+				if _, err := strconv.ParseInt(trimmed[:i], 10, 64); err == nil {
+					res.addUnparsed(line)
+				}
+			}
 			continue
 		}
 		fields := strings.Fields(trimmed)
@@ -275,19 +293,15 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 		}
 		row, ok := parseRow(fields, lay)
 		if !ok {
-			if len(res.Unparsed) < maxUnparsed {
-				res.Unparsed = append(res.Unparsed, line)
-			} else {
-				res.UnparsedOmitted++
-			}
+			res.addUnparsed(line)
 			continue
 		}
-		res.Rows = append(res.Rows, row)
+		res.addRow(row, lr.N())
 		rowsOpen++
 		seen = true
 	}
-	if lr.err != nil {
-		return nil, fmt.Errorf("reading nccl-tests output: %w", lr.err)
+	if err := lr.Err(); err != nil {
+		return nil, fmt.Errorf("reading nccl-tests output: %w", err)
 	}
 	if !seen {
 		return nil, fmt.Errorf("parsing nccl-tests output: %w", ErrNoData)
@@ -299,7 +313,7 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 	if n := len(res.Rows); n > 0 {
 		last = lastRow(res.Rows[n-1].Size)
 	}
-	reasons := lr.partialReasons("output", last)
+	reasons := append(partialReasons(lr, "output", last), res.rowsOmitted()...)
 	switch {
 	case rowsOpen > 0 && footers == 0:
 		reasons = append(reasons, fmt.Sprintf(`the table stops after %s (%d rows) without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, last, rowsOpen))
@@ -310,6 +324,41 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 	}
 	res.setPartial(reasons)
 	return res, nil
+}
+
+// addRow keeps row, read on line n (0 for JSON), or counts it once the
+// cap is reached.
+func (t *TestsResult) addRow(row Row, n int) {
+	if len(t.Rows) < maxRows {
+		t.Rows = append(t.Rows, row)
+		return
+	}
+	if t.RowsOmitted == 0 {
+		t.firstOmitted = n
+	}
+	t.RowsOmitted++
+}
+
+// rowsOmitted is the partial reason for rows past the cap, if any.
+func (t *TestsResult) rowsOmitted() []string {
+	if t.RowsOmitted == 0 {
+		return nil
+	}
+	at := ""
+	if t.firstOmitted > 0 {
+		at = fmt.Sprintf(" (from line %d)", t.firstOmitted)
+	}
+	return []string{fmt.Sprintf("more than %d result rows: the %d past them%s were not kept", maxRows, t.RowsOmitted, at)}
+}
+
+// addUnparsed keeps a line that started like a row, clipped, or counts it
+// once the cap is reached.
+func (t *TestsResult) addUnparsed(line string) {
+	if len(t.Unparsed) < maxUnparsed {
+		t.Unparsed = append(t.Unparsed, clipText(line))
+		return
+	}
+	t.UnparsedOmitted++
 }
 
 // addFailure keeps f, or counts it once the cap is reached.
@@ -336,12 +385,12 @@ func (t *TestsResult) setPartial(reasons []string) {
 // nccl-tests prints.
 func parseTestsComment(line string, n int, res *TestsResult, lay *layout, libraryCode *string) bool {
 	if m := testsVersionRe.FindStringSubmatch(line); m != nil {
-		res.TestsVersion, *libraryCode = m[1], m[2]
+		res.TestsVersion, *libraryCode = clipField(m[1]), clipField(m[2])
 		return true
 	}
 	if m := collectiveRe.FindStringSubmatch(line); m != nil {
 		if res.Collective == "" {
-			res.Collective = m[1]
+			res.Collective = clipField(m[1])
 		}
 		return true
 	}
@@ -351,8 +400,8 @@ func parseTestsComment(line string, n int, res *TestsResult, lay *layout, librar
 			return true
 		}
 		res.Devices = append(res.Devices, Device{
-			Rank: atoi(m[1]), Group: atoi(m[2]), PID: atoi(m[3]), Host: m[4],
-			Device: atoi(m[5]), BusID: m[6], Name: m[7],
+			Rank: atoi(m[1]), Group: atoi(m[2]), PID: atoi(m[3]), Host: clipField(m[4]),
+			Device: atoi(m[5]), BusID: clipField(m[6]), Name: clipField(m[7]),
 		})
 		return true
 	}
@@ -369,7 +418,7 @@ func parseTestsComment(line string, n int, res *TestsResult, lay *layout, librar
 		return true
 	}
 	if m := lastErrorRe.FindStringSubmatch(line); m != nil {
-		res.addFailure(Failure{Kind: "error", Message: m[1], Line: n})
+		res.addFailure(Failure{Kind: "error", Message: clipText(m[1]), Line: n})
 		return true
 	}
 	if l, ok := parseHeader(line); ok {
@@ -384,10 +433,10 @@ func parseFailure(line string) (Failure, bool) {
 		return Failure{}, false
 	}
 	if m := traceFailRe.FindStringSubmatch(line); m != nil {
-		return Failure{Kind: "test", Host: m[1], PID: atoi(m[2]), Where: m[3]}, true
+		return Failure{Kind: "test", Host: clipField(m[1]), PID: atoi(m[2]), Where: clipField(m[3])}, true
 	}
 	if m := checkFailRe.FindStringSubmatch(line); m != nil {
-		return Failure{Kind: m[2], Host: m[1], Where: m[3], Message: strings.Trim(m[4], `'"`)}, true
+		return Failure{Kind: clipField(m[2]), Host: clipField(m[1]), Where: clipField(m[3]), Message: clipText(strings.Trim(m[4], `'"`))}, true
 	}
 	return Failure{}, false
 }
@@ -408,9 +457,9 @@ func parseRow(f []string, lay layout) (Row, bool) {
 		case "count":
 			row.Count, err = strconv.ParseInt(f[i], 10, 64)
 		case "type":
-			row.Type = f[i]
+			row.Type = clipField(f[i])
 		case "redop":
-			row.RedOp = f[i]
+			row.RedOp = clipField(f[i])
 		case "root":
 			row.Root, err = strconv.Atoi(f[i])
 		}

@@ -4,7 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
+
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
 // ACS is a bridge's Access Control Services control register, read from the
@@ -36,12 +37,16 @@ const (
 // capabilities: the kernel shows only 64 bytes to unprivileged readers.
 var errConfigTruncated = errors.New("config space has no extended capabilities (reading beyond 64 bytes needs root)")
 
+// configSpaceLimit caps a recorded config file: PCIe config space is
+// 4 KiB, and sysfs shows no more.
+var configSpaceLimit = bounded.Limit{Bytes: 4 << 10, What: "a PCI config space", Why: "PCIe config space is 4 KiB"}
+
 // BridgeACS reads the ACS control of one bridge from
 // bus/pci/devices/<addr>/config. A bridge without the capability returns
 // ErrAbsent.
 func (h Host) BridgeACS(addr string) (ACS, error) {
 	path := h.sys("bus", "pci", "devices", addr, "config")
-	b, err := os.ReadFile(path)
+	b, err := bounded.ReadFile(path, configSpaceLimit)
 	if err != nil {
 		return ACS{}, fmt.Errorf("reading %q: %w", path, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 	"golang.org/x/sys/unix"
 )
 
@@ -150,7 +151,10 @@ func ObserveDevices() DeviceView {
 // is used instead.
 func (h Host) CollectContainer(e *Evidence, view DeviceView) (ContainerFacts, error) {
 	if !h.Live() {
-		b, err := os.ReadFile(h.path(containerRecording))
+		b, err := readRecording(h.path(containerRecording))
+		if errors.Is(err, bounded.ErrTooLarge) {
+			return ContainerFacts{}, err
+		}
 		if err == nil {
 			var c ContainerFacts
 			if err := json.Unmarshal(b, &c); err != nil {

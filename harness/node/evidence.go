@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
 // Evidence is everything collected about one node, once per run. Suites
@@ -537,7 +537,11 @@ func DefaultSources(h Host) Sources {
 	}
 	gd, gdErr := h.recordedGPUDirect()
 	src := Sources{GPUDirect: gd, GPUDirectErr: gdErr}
-	b, err := os.ReadFile(h.path(nvmlRecording))
+	b, err := readRecording(h.path(nvmlRecording))
+	if errors.Is(err, bounded.ErrTooLarge) {
+		src.NVMLErr = fmt.Errorf("%w: %w", ErrNVML, err)
+		return src
+	}
 	if err != nil {
 		src.NVMLErr = fmt.Errorf("%w: no NVML recording for host root %q: %w", ErrNVML, h.Root(), err)
 		return src

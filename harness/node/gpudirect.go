@@ -3,8 +3,10 @@ package node
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
 // CUDAFacts are libcuda's answers about each GPU's peer-memory support.
@@ -87,7 +89,10 @@ const gpudirectRecording = "gdrcheck/gpudirect.json"
 
 // recordedGPUDirect loads a snapshot's probe answers.
 func (h Host) recordedGPUDirect() (GPUDirectProbe, error) {
-	b, err := os.ReadFile(h.path(gpudirectRecording))
+	b, err := readRecording(h.path(gpudirectRecording))
+	if errors.Is(err, bounded.ErrTooLarge) {
+		return nil, fmt.Errorf("CUDA/verbs recording: %w", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("no CUDA/verbs recording for host root %q: %w", h.Root(), err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -106,10 +107,19 @@ func firstActivePort(n NIC) (uint, bool) {
 	return 0, false
 }
 
+// InventoryLimit caps an inventory file (inventory --expect), which is
+// parsed whole: that of an 8-GPU node is about 3 KB.
+var InventoryLimit = bounded.Limit{Bytes: 1 << 20, What: "an inventory file",
+	Why: "the inventory of an 8-GPU node is about 3 KB"}
+
 // ParseInventory reads an inventory written by `gdrcheck inventory` as YAML
-// or JSON. Unknown fields are errors; errors name the line.
+// or JSON. Unknown fields are errors; errors name the line. Input over
+// InventoryLimit is refused.
 func ParseInventory(b []byte) (Inventory, error) {
 	var inv Inventory
+	if n := int64(len(b)); n > InventoryLimit.Bytes {
+		return inv, &bounded.TooLargeError{Limit: InventoryLimit, Size: n, Offset: -1}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&inv); err != nil {

@@ -1,14 +1,18 @@
 package node
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
 // Module flavours of the NVIDIA kernel driver. Only the open modules
@@ -188,37 +192,54 @@ const kmsgRecording = "gdrcheck/kmsg.txt"
 
 // kernelLog reads the kernel log without consuming it (/dev/kmsg, needs
 // root) on the live host, or the snapshot's copy, and keeps the trouble.
+// The copy is read a line at a time, however large.
 func (h Host) kernelLog() ([]string, bool) {
-	var text string
 	if h.Live() {
 		b, err := readKmsg()
 		if err != nil {
 			return nil, false
 		}
-		text = string(b)
-	} else {
-		b, err := os.ReadFile(h.path(kmsgRecording))
-		if err != nil {
-			return nil, false
-		}
-		text = string(b)
+		return filterLogFrom(bytes.NewReader(b)), true
 	}
-	return filterLog(text), true
+	f, err := os.Open(h.path(kmsgRecording))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	return filterLogFrom(f), true
 }
 
-func filterLog(text string) []string {
+func filterLog(text string) []string { return filterLogFrom(strings.NewReader(text)) }
+
+// filterLogFrom keeps the distinct trouble lines of a kernel log, sorted:
+// the first maxLogLines, each clipped to maxLogLine bytes. A line over
+// maxKmsgLine is no kernel record and is skipped.
+func filterLogFrom(r io.Reader) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, l := range strings.Split(text, "\n") {
+	take := func(b []byte) {
 		// /dev/kmsg records are "prio,seq,usec,flags;message".
-		if i := strings.IndexByte(l, ';'); i >= 0 && strings.Count(l[:i], ",") >= 3 {
-			l = l[i+1:]
+		if i := bytes.IndexByte(b, ';'); i >= 0 && bytes.Count(b[:i], []byte(",")) >= 3 {
+			b = b[i+1:]
 		}
-		l = strings.TrimSpace(l)
-		if l != "" && peerTrouble.MatchString(l) && !seen[l] {
-			seen[l] = true
-			out = append(out, l)
+		b = bytes.TrimSpace(b)
+		if len(out) < maxLogLines && len(b) > 0 && peerTrouble.Match(b) {
+			if l := bounded.Clip(b, maxLogLine); !seen[l] {
+				seen[l] = true
+				out = append(out, l)
+			}
 		}
+	}
+	lr := bounded.NewLines(r, maxKmsgLine)
+	for {
+		b, ok := lr.Next()
+		if !ok {
+			break
+		}
+		take(b)
+	}
+	if _, tail, cut := lr.Cut(); cut {
+		take(tail) // a record copied without its newline is still one
 	}
 	sort.Strings(out)
 	return out

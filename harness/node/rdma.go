@@ -163,7 +163,7 @@ func (h Host) RDMAMap() (RDMAMapping, error) {
 	if nsErr == nil {
 		return m, nil
 	}
-	b, err := os.ReadFile(h.path(rdmaRecording))
+	b, err := readRecording(h.path(rdmaRecording))
 	if err != nil {
 		return nil, fmt.Errorf("rdmamap over %q: %v; no recording either: %w", h.root, nsErr, err)
 	}

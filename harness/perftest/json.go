@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
 // What --out_json writes, read from perftest's source
@@ -53,13 +57,19 @@ import (
 //     nothing, so Mem stays MemUnknown. A runner that knows its flags
 //     should set Mem itself.
 
+// jsonLimit caps the input of ParseJSON, which is read whole: perftest
+// writes one report of under 1 KB per run, so 1 MiB is a thousand runs
+// appended to one file.
+var jsonLimit = bounded.Limit{Bytes: 1 << 20, What: "a perftest JSON file",
+	Why: "perftest --out_json writes one report of under 1 KB per run"}
+
 // ParseJSON reads the file perftest writes with --out_json (see above for
 // its format and what is assumed). Text before the first '{' is skipped.
 // The result is Partial, with the reason, when the file ends inside a
 // document (its open results section is then not read) or holds no
-// results.
+// results. A file over 1 MiB is an error wrapping bounded.ErrTooLarge.
 func ParseJSON(r io.Reader) (*Result, error) {
-	data, err := io.ReadAll(r)
+	data, err := bounded.ReadAll(r, jsonLimit)
 	if err != nil {
 		return nil, fmt.Errorf("reading perftest JSON: %w", err)
 	}
@@ -74,7 +84,7 @@ func ParseJSON(r io.Reader) (*Result, error) {
 		docs, cut = looseDocs(data)
 	}
 	res := &Result{}
-	seen := false
+	seen, omitted := false, 0
 	for _, d := range docs {
 		if len(d.info) > 0 {
 			seen = true
@@ -82,7 +92,11 @@ func ParseJSON(r io.Reader) (*Result, error) {
 		}
 		if len(d.results) > 0 {
 			seen = true
-			res.Rows = append(res.Rows, res.jsonRow(d.results))
+			if len(res.Rows) < maxRows {
+				res.Rows = append(res.Rows, res.jsonRow(d.results))
+			} else {
+				omitted++
+			}
 		}
 	}
 	if !seen {
@@ -95,6 +109,9 @@ func ParseJSON(r io.Reader) (*Result, error) {
 	}
 	if len(res.Rows) == 0 {
 		reasons = append(reasons, "the file holds no results: the run stopped before its first report")
+	}
+	if omitted > 0 {
+		reasons = append(reasons, fmt.Sprintf("more than %d results: the %d past them were not kept", maxRows, omitted))
 	}
 	res.setPartial(reasons)
 	return res, nil
@@ -205,20 +222,20 @@ func (r *Result) jsonInfo(info map[string]string) {
 	if r.Settings == nil {
 		r.Settings = map[string]string{}
 	}
-	for k, v := range info {
-		r.Settings[k] = v
+	for _, k := range slices.Sorted(maps.Keys(info)) {
+		r.addSetting(k, info[k])
 	}
-	r.Test = info["test"]
+	r.Test = clipField(info["test"])
 	switch {
 	case strings.Contains(r.Test, "_BW_"):
 		r.Kind = KindBW
 	case strings.Contains(r.Test, "_Latency_"):
 		r.Kind = KindLat
 	}
-	r.Device = info["Device"]
-	r.LinkType = info["Link_type"]
-	r.Transport = info["Transport_type"]
-	r.Connection = info["Connection_type"]
+	r.Device = clipField(info["Device"])
+	r.LinkType = clipField(info["Link_type"])
+	r.Transport = clipField(info["Transport_type"])
+	r.Connection = clipField(info["Connection_type"])
 	if n, err := strconv.Atoi(info["Number_of_qps"]); err == nil {
 		r.QPs = n
 	}
@@ -230,7 +247,7 @@ func (r *Result) jsonInfo(info map[string]string) {
 	}
 	if v, ok := info["cuda_device"]; ok {
 		r.Mem = MemCUDA
-		r.MemEvidence = "test_info cuda_device " + v + " (the JSON does not say whether DMA-BUF was used)"
+		r.MemEvidence = "test_info cuda_device " + clipField(v) + " (the JSON does not say whether DMA-BUF was used)"
 	}
 }
 

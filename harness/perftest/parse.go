@@ -1,14 +1,29 @@
 package perftest
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 	"github.com/gdrcheck/gdrcheck/results"
 )
+
+// Caps on what the parsers keep, so that memory does not grow with the
+// input. perftest prints about 30 banner settings, a row per message size
+// (23 with -a) and a few failure lines; its longest line, the echoed
+// command, is a few hundred bytes.
+const (
+	maxRows         = 4096    // Result.Rows
+	maxFailureLines = 64      // Failure.Lines
+	maxSettings     = 256     // Result.Settings
+	maxText         = 4 << 10 // a kept line: the command, a failure, the memory evidence
+	maxField        = 256     // a kept value: a setting, the test and GPU names, a unit
+)
+
+func clipText(s string) string  { return bounded.ClipString(s, maxText) }
+func clipField(s string) string { return bounded.ClipString(s, maxField) }
 
 // ErrNoOutput means the input holds nothing perftest prints: no banner, no
 // table, no command line, no error.
@@ -119,7 +134,9 @@ type Failure struct {
 	// dmabuf, cuda, resource, connection, device, run or other.
 	Kind  string   `json:"kind"`
 	Cause string   `json:"cause"` // the line that names the cause, not the unwinding after it
-	Lines []string `json:"lines"` // every failure line in order, counters included
+	Lines []string `json:"lines"` // the failure lines in order, counters included; the first 64
+	// LinesOmitted counts the failure lines past the first 64.
+	LinesOmitted int `json:"lines_omitted,omitempty"`
 
 	Line int `json:"line,omitempty"` // the input line of Cause (1-based); 0 for a cause the parser names
 
@@ -187,23 +204,29 @@ func (r *Result) Row(bytes int64) (Row, bool) {
 //
 // A row must have as many fields as its header; a shorter line is not a
 // row.
+//
+// Memory stays bounded however long the input: a line longer than 1 MiB
+// is skipped and makes the result partial, rows past maxRows are counted
+// and make it partial, failure lines past maxFailureLines are counted,
+// and what is kept of a line is clipped (maxText, maxField).
 func Parse(r io.Reader) (*Result, error) {
 	p := parser{res: &Result{}}
-	br := bufio.NewReader(r)
+	lr := bounded.NewLines(r, bounded.MaxLine)
 	for {
-		line, err := br.ReadString('\n')
-		if err == io.EOF {
-			if line != "" {
-				p.cutLine(line)
-			}
+		b, ok := lr.Next()
+		if !ok {
 			break
 		}
-		if err != nil {
-			return nil, fmt.Errorf("reading perftest output: %w", err)
-		}
-		p.n++
-		p.line(line)
+		p.n = lr.N()
+		p.line(string(b))
 	}
+	if err := lr.Err(); err != nil {
+		return nil, fmt.Errorf("reading perftest output: %w", err)
+	}
+	if n, tail, cut := lr.Cut(); cut {
+		p.cutLine(n, tail)
+	}
+	p.skipped = lr.Skipped()
 	if !p.seen {
 		return nil, ErrNoOutput
 	}
@@ -220,22 +243,27 @@ type parser struct {
 	bwScale float64  // multiplier to Gb/s for the current table
 	memRank int
 	// memPrinted: Mem comes from a line the run printed, not the command.
-	memPrinted bool
-	failed     []string
-	failedAt   []int // the line numbers of failed
-	n          int   // the number of the line being read
-	cutAt      int   // the line number of a last line cut without its newline, not read
+	memPrinted    bool
+	failed        []string
+	failedAt      []int  // the line numbers of failed
+	failedOmitted int    // failure lines past maxFailureLines
+	rowsOmitted   int    // rows past maxRows
+	firstOmitted  int    // the line of the first of them
+	skipped       string // the lines over bounded.MaxLine, for a partial reason
+	n             int    // the number of the line being read
+	cutAt         int    // the line number of a last line cut without its newline, not read
 }
 
-// cutLine handles a last line that lacks its newline: a dashed line is
-// still one, anything else is not read.
-func (p *parser) cutLine(line string) {
-	p.n++
-	if s := strings.TrimSpace(line); s == "" || isSeparator(s) {
-		p.line(line)
+// cutLine handles line n, the last, which lacks its newline: a dashed
+// line is still one, anything else (or a line over the limit: tail nil)
+// is not read.
+func (p *parser) cutLine(n int, tail []byte) {
+	p.n = n
+	if s := strings.TrimSpace(string(tail)); tail != nil && (s == "" || isSeparator(s)) {
+		p.line(s)
 		return
 	}
-	p.cutAt = p.n
+	p.cutAt = n
 }
 
 // partialReasons says why the text does not hold a whole run (see Parse).
@@ -252,6 +280,12 @@ func (p *parser) partialReasons() []string {
 			after = " after " + last
 		}
 		reasons = append(reasons, fmt.Sprintf("the output ends mid-line%s; the cut line (line %d) was not read", after, p.cutAt))
+	}
+	if p.skipped != "" {
+		reasons = append(reasons, p.skipped)
+	}
+	if p.rowsOmitted > 0 {
+		reasons = append(reasons, fmt.Sprintf("more than %d result rows: the %d past them (from line %d) were not kept", maxRows, p.rowsOmitted, p.firstOmitted))
 	}
 	switch {
 	case len(p.failed) > 0:
@@ -288,6 +322,7 @@ func (p *parser) finish() {
 	}
 	if len(p.failed) > 0 {
 		r.Failure = decodeFailure(p.failed, p.failedAt)
+		r.Failure.LinesOmitted = p.failedOmitted
 	} else if len(r.Rows) == 0 {
 		r.Failure = &Failure{Kind: "run", Cause: "output ends before any result row"}
 	}

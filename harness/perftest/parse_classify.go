@@ -33,7 +33,7 @@ func (p *parser) mem(m Mem, evidence string, printed bool) {
 	if rank > p.memRank || (rank == p.memRank && printed && !p.memPrinted) {
 		p.memRank, p.memPrinted = rank, printed
 		p.res.Mem = m
-		p.res.MemEvidence = evidence
+		p.res.MemEvidence = clipText(evidence)
 	}
 }
 

@@ -19,7 +19,7 @@ func (p *parser) line(raw string) {
 	case isSeparator(s):
 		p.open = false // perftest closes every table with one
 		return
-	case strings.HasPrefix(s, "#bytes") && strings.Contains(s, "#iterations"):
+	case strings.HasPrefix(s, "#bytes") && strings.Contains(s, "#iterations") && len(s) <= maxText:
 		p.header(s)
 		return
 	case strings.HasPrefix(s, "#"):
@@ -35,14 +35,14 @@ func (p *parser) line(raw string) {
 	if strings.Contains(s, "ib_") {
 		if m := commandRe.FindStringSubmatch(s); m != nil {
 			p.seen = true
-			p.res.Command = m[1]
-			p.memFromCommand(strings.Fields(m[1])[1:], s)
+			p.res.Command = clipText(m[1])
+			p.memFromCommand(strings.Fields(p.res.Command)[1:], s)
 			return
 		}
 	}
 	if strings.HasSuffix(s, "Test") && testNameRe.MatchString(s) {
 		p.seen = true
-		p.res.Test = s
+		p.res.Test = clipField(s)
 		switch {
 		case strings.Contains(s, " BW "):
 			p.res.Kind = KindBW
@@ -53,14 +53,14 @@ func (p *parser) line(raw string) {
 	}
 	if key, _, ok := strings.Cut(s, ":"); ok && bannerKeys[strings.TrimSpace(key)] {
 		p.seen = true
-		for _, kv := range kvRe.FindAllStringSubmatch(s, -1) {
+		for _, kv := range kvRe.FindAllStringSubmatch(s, maxSettings) {
 			p.setting(kv[1], kv[2])
 		}
 		return
 	}
 	if strings.Contains(s, "device name = [") {
 		if m := gpuNameRe.FindStringSubmatch(s); m != nil {
-			p.res.GPU = m[1]
+			p.res.GPU = clipField(m[1])
 		}
 	}
 	low := strings.ToLower(s)
@@ -78,8 +78,12 @@ func (p *parser) line(raw string) {
 		// Any error line belongs to a perftest failure, but only one
 		// that names perftest's things shows that this is perftest.
 		p.seen = p.seen || perftestWords.MatchString(s)
-		p.failed = append(p.failed, s)
-		p.failedAt = append(p.failedAt, p.n)
+		if len(p.failed) < maxFailureLines {
+			p.failed = append(p.failed, clipText(s))
+			p.failedAt = append(p.failedAt, p.n)
+		} else {
+			p.failedOmitted++
+		}
 	}
 }
 
@@ -178,13 +182,13 @@ func (p *parser) header(s string) {
 		p.cols[i] = c
 		switch c {
 		case colBWPeak, colBWAvg:
-			p.res.Unit, p.res.UnitSource = unit, "header"
+			p.res.Unit, p.res.UnitSource = clipField(unit), "header"
 			p.bwScale = toGbps(unit)
 			if p.res.Kind == "" {
 				p.res.Kind = KindBW
 			}
 		case colTMin, colTAvg:
-			p.res.LatencyUnit = unit
+			p.res.LatencyUnit = clipField(unit)
 			if p.res.Kind == "" {
 				p.res.Kind = KindLat
 			}
@@ -207,6 +211,9 @@ func toGbps(unit string) float64 {
 func (p *parser) row(s string) bool {
 	// perftest prints every field of its header on every row, so a
 	// shorter line was cut or damaged: its numbers are not a result.
+	if len(s) > maxText {
+		return false // no row is this long
+	}
 	f := strings.Fields(s)
 	if len(f) < 2 || len(f) != len(p.cols) {
 		return false
@@ -260,15 +267,36 @@ func (p *parser) row(s string) bool {
 			r.CPUUtil = v
 		}
 	}
+	if len(p.res.Rows) >= maxRows {
+		if p.rowsOmitted == 0 {
+			p.firstOmitted = p.n
+		}
+		p.rowsOmitted++
+		return true
+	}
 	p.res.Rows = append(p.res.Rows, r)
 	return true
 }
 
-func (p *parser) setting(key, val string) {
-	if p.res.Settings == nil {
-		p.res.Settings = map[string]string{}
+// addSetting keeps a banner or test_info setting, clipped, while there is
+// room for a new one.
+func (r *Result) addSetting(key, val string) (string, bool) {
+	if r.Settings == nil {
+		r.Settings = map[string]string{}
 	}
-	p.res.Settings[key] = val
+	key, val = clipField(key), clipField(val)
+	if _, ok := r.Settings[key]; !ok && len(r.Settings) >= maxSettings {
+		return val, false
+	}
+	r.Settings[key] = val
+	return val, true
+}
+
+func (p *parser) setting(key, val string) {
+	val, ok := p.res.addSetting(key, val)
+	if !ok {
+		return
+	}
 	num := func() (int, bool) {
 		n, err := strconv.Atoi(strings.TrimSuffix(val, "[B]"))
 		return n, err == nil
