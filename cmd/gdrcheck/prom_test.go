@@ -111,7 +111,12 @@ func checkPromAgrees(t *testing.T, path string, res *results.Results) {
 		}
 		for _, r := range n.Runs {
 			labels := []string{"node", node, "suite", r.Suite, "op", r.Op, "mode", r.Mode, "mem", r.Mem}
-			if len(r.Points) > 0 {
+			if r.Ranks == 1 {
+				// One rank moves nothing over a bus: no series.
+				if g, ok := got[series("gdrcheck_busbw_bytes_per_second", labels...)]; ok {
+					t.Errorf("%s: a one-rank %s run has busbw %v", path, r.Op, g)
+				}
+			} else if len(r.Points) > 0 {
 				bps := 1e9
 				if r.Unit == "Gb/s" {
 					bps = 1e9 / 8

@@ -28,6 +28,9 @@ import (
 // nothing are kept: a snapshot records a device's driver link, not the
 // driver.
 func checkContained(root string) error {
+	if mountedHost(root) {
+		return nil
+	}
 	r, err := os.OpenRoot(root)
 	if err != nil {
 		return err
@@ -38,6 +41,9 @@ func checkContained(root string) error {
 		return err
 	}
 	for _, e := range ents {
+		if !readByPath[e.Name()] {
+			continue
+		}
 		if !e.IsDir() {
 			if err := checkEntry(r, root, e.Name(), e.Type()); err != nil {
 				return err
@@ -61,6 +67,23 @@ func checkContained(root string) error {
 		}
 	}
 	return nil
+}
+
+// readByPath are the parts of a root read by path: sysfs, procfs, the
+// device names and the recorded answers. The rest (the NCCL library's
+// directories, the whole rootfs of a host mounted at /host) is read
+// through os.Root, which resolves an absolute link inside the root as a
+// chroot does, so its links need no walk.
+var readByPath = map[string]bool{"sys": true, "proc": true, "dev": true, "gdrcheck": true}
+
+// mountedHost says root is a host's filesystem mounted for gdrcheck (a
+// container's /host): its proc and sys are the kernel's own procfs and
+// sysfs, which no archive can plant and whose links are the kernel's.
+func mountedHost(root string) bool {
+	const procMagic, sysfsMagic = 0x9fa0, 0x62656572
+	var p, s syscall.Statfs_t
+	return syscall.Statfs(filepath.Join(root, "proc"), &p) == nil && p.Type == procMagic &&
+		syscall.Statfs(filepath.Join(root, "sys"), &s) == nil && s.Type == sysfsMagic
 }
 
 // checkEntry refuses one entry of r (the directory dir) that a read could

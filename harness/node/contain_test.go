@@ -115,3 +115,45 @@ func TestOpenKeepsDanglingLinksInside(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A rootfs holds absolute links outside what is read by path (a
+// container image's /usr/lib); they are read through os.Root, as in a
+// chroot, and are no reason to refuse the tree.
+func TestOpenWalksOnlyWhatIsReadByPath(t *testing.T) {
+	root := t.TempDir()
+	if err := ttar.ExtractFile("../../fixtures/nodes/h200x2-nv18-vm.ttar", root); err != nil {
+		t.Fatal(err)
+	}
+	lib := filepath.Join(root, "usr", "lib", "x86_64-linux-gnu")
+	if err := os.MkdirAll(lib, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/alternatives/libblas.so.3", filepath.Join(lib, "libblas.so.3")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(root); err != nil {
+		t.Errorf("a rootfs with an absolute library link: %v", err)
+	}
+	// The same link where a read follows it by path is refused.
+	if err := os.Symlink("/etc/alternatives/libblas.so.3", filepath.Join(root, "sys", "blas")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(root); err == nil {
+		t.Error("an absolute link under sys/ was accepted")
+	}
+}
+
+// The live host's proc and sys are the kernel's: a host mounted at /host
+// opens without a walk of its whole filesystem.
+func TestTheKernelsOwnProcAndSysAreAMountedHost(t *testing.T) {
+	if !mountedHost("/") {
+		t.Error("/ has procfs at /proc and sysfs at /sys")
+	}
+	root := t.TempDir()
+	if err := ttar.ExtractFile("../../fixtures/nodes/h200x2-nv18-vm.ttar", root); err != nil {
+		t.Fatal(err)
+	}
+	if mountedHost(root) {
+		t.Error("an unpacked recording is not a mounted host")
+	}
+}
