@@ -63,10 +63,11 @@ func Compare(before, after *results.Results, opt Options) *results.Results {
 		if n.Name == results.AllocationNode {
 			runs = after.Runs
 		}
-		c := amend(results.Node{Name: n.Name, Status: results.NodeEvaluated, Facts: n.Facts, Profile: n.Profile, Started: now, Finished: now,
-			Evidence: n.Evidence, GPUs: n.GPUs, Runs: n.Runs, Suites: n.Suites}, runs)
-		c.Suites, c.Evidence, c.Runs = c.Suites[len(c.Suites)-1:], nil, nil
-		out.Nodes = append(out.Nodes, c)
+		// The node as it was is compared; the comparison itself judged
+		// it, so its entry here is evaluated.
+		c := amend(n, runs)
+		out.Nodes = append(out.Nodes, results.Node{Name: n.Name, Status: results.NodeEvaluated, Facts: n.Facts, Profile: n.Profile,
+			Started: now, Finished: now, Suites: c.Suites[len(c.Suites)-1:]})
 	}
 	a := byName(after)
 	for _, bn := range before.Nodes {

@@ -206,3 +206,19 @@ func TestOneRankRunsHaveNoBandwidthToCompare(t *testing.T) {
 		}
 	}
 }
+
+// gdrcheck compare of a job whose node never reported the second time:
+// the node is in the run after, missing, and that is a regression.
+func TestCompareNamesANodeMissingInTheRunAfter(t *testing.T) {
+	before, after := load(t), load(t)
+	after.Nodes[0] = results.Node{Name: "vm", Status: results.NodeMissing, Reason: "node vm never reported (no results.json)"}
+	res := Compare(before, after, Options{})
+	if code := res.ExitCode(); code != results.ExitFailed {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	for _, sp := range res.Nodes[0].Suites[0].Specs {
+		if sp.Name == AspectVerdicts && !strings.Contains(sp.Message, "node evaluated -> missing") {
+			t.Errorf("%s: %s %q", sp.Name, sp.State, sp.Message)
+		}
+	}
+}
