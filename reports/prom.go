@@ -179,11 +179,7 @@ func (m *promMetrics) run(node string, run results.Run) {
 	}
 	labels := []string{node, run.Suite, run.Op, run.Mode, run.Mem}
 	with := func(more ...string) []string { return append(append([]string{}, labels...), more...) }
-	// One NCCL rank moves nothing over a bus: nccl-tests prints busbw 0
-	// for the reductions and a GPU's copy to itself for sendrecv. Neither
-	// is bandwidth an alert can compare, so no series.
-	oneRank := run.Ranks == 1
-	measured := (len(run.Points) > 0 || run.BusBW > 0) && !oneRank
+	measured := (len(run.Points) > 0 || run.BusBW > 0) && !run.OneRank()
 	if measured {
 		m.busbw.set(run.BusBW*bps, labels...)
 	}

@@ -239,6 +239,12 @@ const (
 	PathUnknown  = "unknown"  // the log shows no channel connections to judge
 )
 
+// OneRank says the run had a single NCCL rank, which moves nothing over a
+// bus: nccl-tests prints busbw 0 for the reductions and a GPU's copy to
+// itself for sendrecv. Neither is bus bandwidth to judge, compare or
+// monitor.
+func (r Run) OneRank() bool { return r.Ranks == 1 }
+
 // Fabric is the RDMA port counters' story of one run.
 type Fabric struct {
 	Ports      int               `json:"ports"`                // ports sampled

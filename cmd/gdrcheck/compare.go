@@ -14,6 +14,7 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
+	"github.com/gdrcheck/gdrcheck/slurm"
 	"github.com/gdrcheck/gdrcheck/suites/compare"
 )
 
@@ -137,12 +138,16 @@ func printComparison(w io.Writer, res *results.Results, format string) error {
 	return err
 }
 
-// readCompared reads the results.json a compare argument names: the file,
-// DIR/results.json, or for the directory submit --out wrote, a hint to
-// name one of its jobs.
-func readCompared(arg string) (*results.Results, error) {
+// readCompared reads the results.json a compare argument names, nodes
+// with their evidence (the comparison reads BAR1, links and rails there).
+func readCompared(arg string) (*results.Results, error) { return readResultsArg(arg, results.Read) }
+
+// readResultsArg reads the results.json an argument names with read: the
+// file, or DIR/results.json; where there is none, it says what would
+// write one (for the directory submit --out wrote, which job to name).
+func readResultsArg(arg string, read func(string) (*results.Results, error)) (*results.Results, error) {
 	path := resultsPath(arg)
-	r, err := results.Read(path)
+	r, err := read(path)
 	if err == nil {
 		return r, nil
 	}
@@ -197,26 +202,18 @@ func (c *compareTo) load() error {
 	return nil
 }
 
-// amend adds the compare suite to every node of res; nil without
-// --compare-to.
-func (c *compareTo) amend(single bool) func(results.Node, []results.Run) results.Node {
+// amend is what adds the compare suite to each node of a job as the
+// collector merges it; nil without --compare-to.
+func (c *compareTo) amend() slurm.Amend {
 	if c.before == nil {
 		return nil
 	}
-	return compare.Amend(c.before, compare.Options{Tolerance: c.tolerance}, single)
+	return compare.Amend(c.before, compare.Options{Tolerance: c.tolerance}, false)
 }
 
+// apply adds the compare suite to every node of a run's results.
 func (c *compareTo) apply(res *results.Results) {
-	a := c.amend(len(res.Nodes) == 1)
-	if a == nil {
-		return
+	if c.before != nil {
+		compare.AmendAll(c.before, res, compare.Options{Tolerance: c.tolerance})
 	}
-	for i, n := range res.Nodes {
-		var runs []results.Run
-		if n.Name == results.AllocationNode {
-			runs = res.Runs
-		}
-		res.Nodes[i] = a(n, runs)
-	}
-	res.Tool.Suites = append(res.Tool.Suites, compare.Suite)
 }

@@ -43,7 +43,7 @@ func newJobCmd() *cobra.Command {
 			if err := ct.load(); err != nil {
 				return err
 			}
-			l.Amend = ct.amend(false)
+			l.Amend = ct.amend()
 			// USR1 comes --signal-seconds before the time limit, TERM
 			// with scancel: stop what runs and write the report.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGUSR1, syscall.SIGTERM, os.Interrupt)
@@ -105,7 +105,7 @@ each labelled node="<name>", the multi-node runs node="allocation".`,
 			if err := ct.load(); err != nil {
 				return err
 			}
-			m, err := slurm.CollectAmended(args[0], note, ct.amend(false))
+			m, err := slurm.CollectAmended(args[0], note, ct.amend())
 			if err != nil {
 				return &exitError{code: results.ExitUnevaluable, err: err}
 			}

@@ -2,9 +2,7 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -61,11 +59,8 @@ func (r *reportOptions) run(cmd *cobra.Command, arg string) error {
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--format %q: want text, markdown, html or junit", r.format)}
 	}
 	path := resultsPath(arg)
-	res, err := results.ReadSlim(path)
+	res, err := readResultsArg(arg, results.ReadSlim)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			err = fmt.Errorf("reading %q: no such file (gdrcheck run --out DIR writes DIR/results.json)", path)
-		}
 		return &exitError{code: results.ExitUnevaluable, err: err}
 	}
 	var buf bytes.Buffer

@@ -108,7 +108,7 @@ node could not be evaluated or never reported.`,
 			if !wait {
 				return nil
 			}
-			return waitAndReport(cmd, c, id, dir, poll, format, s.Job.DrainOnFail, ct.amend(false))
+			return waitAndReport(cmd, c, id, dir, poll, format, s.Job.DrainOnFail, ct.amend())
 		},
 	}
 	f := cmd.Flags()

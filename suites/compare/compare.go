@@ -57,17 +57,13 @@ func Compare(before, after *results.Results, opt Options) *results.Results {
 	now := time.Now().UTC()
 	out := &results.Results{Schema: results.Schema, Tool: after.Tool, Started: now, Runs: after.Runs}
 	out.Tool.Suites = []string{Suite}
-	amend := Amend(before, opt, len(after.Nodes) == 1)
-	for _, n := range after.Nodes {
-		var runs []results.Run
-		if n.Name == results.AllocationNode {
-			runs = after.Runs
-		}
-		// The node as it was is compared; the comparison itself judged
-		// it, so its entry here is evaluated.
-		c := amend(n, runs)
+	judged := *after
+	judged.Nodes = slices.Clone(after.Nodes)
+	AmendAll(before, &judged, opt)
+	for _, n := range judged.Nodes {
+		// The comparison judged the node, whatever its status was.
 		out.Nodes = append(out.Nodes, results.Node{Name: n.Name, Status: results.NodeEvaluated, Facts: n.Facts, Profile: n.Profile,
-			Started: now, Finished: now, Suites: c.Suites[len(c.Suites)-1:]})
+			Started: now, Finished: now, Suites: n.Suites[len(n.Suites)-1:]})
 	}
 	a := byName(after)
 	for _, bn := range before.Nodes {
@@ -78,6 +74,20 @@ func Compare(before, after *results.Results, opt Options) *results.Results {
 	}
 	out.Finished = time.Now().UTC()
 	return out
+}
+
+// AmendAll adds the compare suite to every node of after, in place
+// (gdrcheck run --compare-to): the allocation with the cross-node runs.
+func AmendAll(before, after *results.Results, opt Options) {
+	amend := Amend(before, opt, len(after.Nodes) == 1)
+	for i, n := range after.Nodes {
+		var runs []results.Run
+		if n.Name == results.AllocationNode {
+			runs = after.Runs
+		}
+		after.Nodes[i] = amend(n, runs)
+	}
+	after.Tool.Suites = append(slices.Clone(after.Tool.Suites), Suite)
 }
 
 // Amend returns what adds the compare suite to a node of a run as it is
@@ -415,8 +425,8 @@ func bandwidth(b, a []results.Run, opt Options) change {
 		if ar.Suite == "negative" {
 			return // a forced fallback losing more is no regression
 		}
-		if ar.Ranks == 1 || br.Ranks == 1 {
-			return // one rank moves nothing over a bus: busbw 0, or a self-copy
+		if ar.OneRank() || br.OneRank() {
+			return
 		}
 		if br.BusBW <= 0 || ar.Error != "" && br.Error == "" {
 			if ar.Error != "" && br.Error == "" {

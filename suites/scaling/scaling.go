@@ -52,7 +52,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 			if r.Error != "" {
 				Expect([]string{r.Error}).To(suites.HaveNoFindings())
 			}
-			if r.Ranks == 1 {
+			if r.OneRank() {
 				Skip("one rank: all_reduce moves no data between ranks, so there is no bus bandwidth to judge; run across nodes or GPUs")
 			}
 			b := suites.Current().Baseline
