@@ -68,10 +68,10 @@ type Result struct {
 	LogFile string
 	// Tail is the end of the output, at most TailBytes from a line start,
 	// for an excerpt.
-	Tail  []byte
-	Tests *TestsResult
-	Log     *LogSummary
-	CPUPct  *float64
+	Tail   []byte
+	Tests  *TestsResult
+	Log    *LogSummary
+	CPUPct *float64
 	// Fabric is what the RDMA ports counted during the run; nil when not
 	// sampled.
 	Fabric   *node.FabricDelta
