@@ -126,10 +126,11 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	if err := checkPromTextfile(r.promTextfile); err != nil {
 		return err
 	}
-	// Under srun every node writes its own directory: {node} is this
-	// node's name.
+	// Under srun every node writes its own directory and textfile:
+	// {node} is this node's name.
 	r.nodeName = strings.ReplaceAll(r.nodeName, "{node}", nodeNameFor(""))
 	r.out = strings.ReplaceAll(r.out, "{node}", nodeNameFor(r.nodeName))
+	r.promTextfile = strings.ReplaceAll(r.promTextfile, "{node}", nodeNameFor(r.nodeName))
 	if err := os.MkdirAll(r.out, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
