@@ -161,6 +161,16 @@ func TestScalingFlagsOutsideTheScalingSuiteAreRefused(t *testing.T) {
 		{"run", "--suites", "scaling"},
 		{"run", "--suites", "scaling", "--nodes", "a,a"},
 		{"run", "--suites", "scaling", "--nodes", "a,b", "--launcher", "srun -N {node}"},
+		{"run", "--suites", "scaling", "--nodes", "node[1-2]", "--nodes", "node2"},
+		{"run", "--suites", "scaling", "--nodes", "a,b", "--nodes-file", "nodes.txt"},
+		{"run", "--suites", "scaling", "--nodes-file", "/nonexistent/nodes.txt"},
+		{"run", "--suites", "topology", "--nodes-file", "nodes.txt"},
+		// Names that could split a list or read as an option, and a
+		// range too large to hold.
+		{"run", "--suites", "scaling", "--nodes", "a b,c"},
+		{"run", "--suites", "scaling", "--nodes", "a,-rf"},
+		{"run", "--suites", "scaling", "--nodes", "gpu[1-999999999]"},
+		{"run", "--suites", "scaling", "--nodes", "gpu[1-2"},
 	} {
 		r := gdrcheck(t, args...)
 		if r.code != 2 || r.stderr == "" {
