@@ -57,7 +57,8 @@ selected spec suites against it in-process. It writes DIR/junit.xml and
 DIR/results.json (atomically) and prints a summary table. With
 --prom-textfile PATH it also writes the node's GPUDirect evidence for
 node_exporter's textfile collector, in the same set; every series carries
-a node label, the name the node reports under.
+a node label, the name the node reports under, and {node} in PATH (as in
+--out) is that name.
 
 Suites:
 ` + suites.LabelHelp() + `
@@ -95,7 +96,7 @@ still reported, and the library's error with its likely cause).`,
 	f.StringVar(&r.nodesFile, "nodes-file", "", "scaling: read the allocation's nodes from `FILE`, one name (or hostlist) a line, for lists too long for one argument")
 	f.IntVar(&r.emulateNodes, "emulate-nodes", 0, "scaling: play `N` nodes on this machine (one UTS namespace, hostname and NCCL_HOSTID per node; root and mpirun needed), to rehearse a job on one box")
 	f.IntVar(&r.scaling.GPUsPerNode, "gpus-per-node", 0, "scaling: ranks per node (default: what the nodes reported in --node-results, else 1)")
-	f.StringVar(&r.scaling.Launch, "launcher", "", "scaling: start the ranks of a run with `CMD`, a template of {nodes} {ranks} {gpus} {nodelist} (default: srun --nodes={nodes} --ntasks={ranks} --ntasks-per-node={gpus} --nodelist={nodelist}, or mpirun through emulated nodes)")
+	f.StringVar(&r.scaling.Launch, "launcher", "", "scaling: start the ranks of a run with `CMD`, a template of {nodes} {ranks} {gpus} {nodelist} ({nodelist}: a Slurm hostlist, gpu[001-064]; default: srun --nodes={nodes} --ntasks={ranks} --ntasks-per-node={gpus} --nodelist={nodelist}, or mpirun through emulated nodes)")
 	f.StringArrayVar(&r.scaling.SrunArgs, "srun-arg", nil, "scaling: extra srun option for the default launcher, e.g. --mpi=pmix (repeatable)")
 	f.StringVar(&r.scaling.NodeResults, "node-results", "", "scaling: `DIR` holding each node's results.json of the node suites (DIR/<node>/results.json), for outliers and the baseline")
 	f.StringVar(&r.scaling.Profile, "baseline-profile", "", "scaling: judge with this baseline profile (default: the one the nodes matched)")
