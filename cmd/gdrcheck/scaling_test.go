@@ -178,3 +178,19 @@ func TestScalingFlagsOutsideTheScalingSuiteAreRefused(t *testing.T) {
 		}
 	}
 }
+
+// The emulated launcher passes its nodes as a hostlist (emu[1-10]): each
+// rank finds its node by position in the expanded list.
+func TestEmulatedRankExpandsItsHostlist(t *testing.T) {
+	cmd := exec.Command(bin, "emulated-rank", "--nodes", "emu[1-10]", "--gpus-per-node", "1", "--", "true")
+	cmd.Env = append(os.Environ(), "OMPI_COMM_WORLD_RANK=10")
+	r := runCmd(t, cmd)
+	if r.code == 0 || !strings.Contains(r.stderr, "rank 10 is beyond 10 node(s)") {
+		t.Errorf("exit %d, stderr %q: want rank 10 beyond the 10 nodes of emu[1-10]", r.code, r.stderr)
+	}
+	cmd = exec.Command(bin, "emulated-rank", "--nodes", "emu1,-x", "--", "true")
+	cmd.Env = append(os.Environ(), "OMPI_COMM_WORLD_RANK=0")
+	if r := runCmd(t, cmd); r.code == 0 || !strings.Contains(r.stderr, "not a node name") {
+		t.Errorf("a hostile node name: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
