@@ -174,9 +174,9 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 	case ctx.Err() == context.DeadlineExceeded:
 		res.Err = fmt.Errorf("%s timed out after %s%s", s.Binary, timeout, partial)
 	case runErr != nil:
-		res.Err = fmt.Errorf("%s: %w%s", s.Binary, runErr, failureText(res.Tests))
+		res.Err = fmt.Errorf("%s: %w%s", s.Binary, runErr, failureOrLast(res))
 	case res.Tests == nil || len(res.Tests.Rows) == 0:
-		res.Err = fmt.Errorf("%s printed no result table%s", s.Binary, failureText(res.Tests))
+		res.Err = fmt.Errorf("%s printed no result table%s", s.Binary, failureOrLast(res))
 	case res.Tests.Failed():
 		res.Err = fmt.Errorf("%s reported a failure%s", s.Binary, failureText(res.Tests))
 	case partial != "":
@@ -244,6 +244,23 @@ func (res *Result) parse(f *os.File) error {
 	}
 	res.Tail = tail
 	return nil
+}
+
+// failureOrLast quotes the first failure nccl-tests printed, else the
+// output's last line: what a launcher that never started the ranks said
+// (srun: error: ...).
+func failureOrLast(res Result) string {
+	if f := failureText(res.Tests); f != "" {
+		return f
+	}
+	t := bytes.TrimSpace(res.Tail)
+	if len(t) == 0 {
+		return ""
+	}
+	if i := bytes.LastIndexByte(t, '\n'); i >= 0 {
+		t = t[i+1:]
+	}
+	return ": last output: " + keepField(bytes.TrimSpace(t))
 }
 
 // failureText quotes the first failure nccl-tests printed.

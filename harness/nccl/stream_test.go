@@ -103,3 +103,14 @@ func TestRunnerWithoutALogDirLeavesNoFileBehind(t *testing.T) {
 		}
 	}
 }
+
+// A launcher that never starts the ranks says why on its last line; the
+// run's error quotes it from the tail.
+func TestARunThatNeverStartedQuotesItsLauncher(t *testing.T) {
+	r := runner(t, fakebin.H200Recordings(recorded))
+	r.Launcher = []string{"sh", "-c", `echo "srun: error: Unable to allocate resources: Requested node configuration is not available" >&2; exit 1`}
+	res := r.Run(context.Background(), nccl.Spec{Binary: "all_reduce_perf"})
+	if res.Err == nil || res.Err.Error() != "all_reduce_perf: exit status 1: last output: srun: error: Unable to allocate resources: Requested node configuration is not available" {
+		t.Errorf("error %v", res.Err)
+	}
+}
