@@ -275,6 +275,18 @@ func (n Node) Slim() Node {
 	return n
 }
 
+// ReadFolded reads a results.json as a merged job's reports take it:
+// slimmed, and folded past FoldAbove nodes (fold.go).
+func ReadFolded(path string) (*Results, error) {
+	f := NewFolder(0)
+	r, err := Scan(path, func(n Node) error { f.Add(n); return nil })
+	if err != nil {
+		return nil, err
+	}
+	r.Nodes = f.Nodes()
+	return r, nil
+}
+
 // ReadSlim reads a results.json with its nodes slimmed: every report can
 // be made from it, at a fraction of the memory.
 func ReadSlim(path string) (*Results, error) {

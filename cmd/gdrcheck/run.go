@@ -230,16 +230,19 @@ func readInventory(path string) (node.Inventory, error) {
 
 func printTables(w io.Writer, res *results.Results, format string) error {
 	fmt.Fprintln(w)
-	if err := reports.SummaryTable(res).Render(w, format); err != nil {
-		return err
+	if res.Folded() {
+		fmt.Fprintf(w, "%s\n\n", reports.VerdictLine(res))
 	}
-	for _, t := range []reports.Table{reports.GDRTable(res), reports.ScalingTable(res), reports.FallbackTable(res), reports.ComparisonTable(res), reports.RDMATable(res), reports.ContainerTable(res), reports.CompareTable(res), reports.FailuresTable(res)} {
-		if len(t.Rows) == 0 {
+	for i, t := range reports.ConsoleTables(res) {
+		if len(t.Rows) == 0 && (i > 0 || res.Folded()) {
 			continue
 		}
 		if err := t.Render(w, format); err != nil {
 			return err
 		}
+	}
+	if res.Folded() {
+		fmt.Fprintln(w, "A node's full detail: gdrcheck report DIR --node NAME")
 	}
 	return nil
 }

@@ -177,7 +177,7 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 		}
 	}
 	state := rec["JobState"]
-	res, err := results.ReadSlim(filepath.Join(dir, "results.json"))
+	res, err := results.ReadFolded(filepath.Join(dir, "results.json"))
 	if err != nil || state != "COMPLETED" {
 		// The job did not finish its own report, or ended abnormally
 		// after it: collect here, saying how it ended.

@@ -1,0 +1,101 @@
+// Package hostlist writes node names in Slurm's compressed hostlist form
+// (gpu[0001-0064,0070],login1), which `scontrol show hostnames` expands:
+// a list of 16,384 names reads, and travels, as a few dozen bytes.
+package hostlist
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Compress writes names as a hostlist. Names that end in digits are
+// grouped by the text before the digits and the digits' width (so zero
+// padding survives: gpu0009,gpu0010 is gpu[0009-0010]), each group's
+// numbers sorted and joined into ranges; the groups keep the order their
+// first name had. A name holding a character that has a meaning in a
+// hostlist ('[', ']', ',', or white space) is written as it is, alone.
+func Compress(names []string) string {
+	type group struct {
+		prefix string
+		width  int
+		nums   []int
+	}
+	var order []string // a group key, or a name kept whole
+	groups := map[string]*group{}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		prefix, digits := split(n)
+		v, err := strconv.Atoi(digits)
+		if digits == "" || err != nil || len(digits) > 9 || strings.ContainsAny(n, "[],") || strings.ContainsFunc(n, isSpace) {
+			order = append(order, "\x00"+n)
+			continue
+		}
+		key := prefix + "\x00" + strconv.Itoa(len(digits))
+		g, ok := groups[key]
+		if !ok {
+			g = &group{prefix: prefix, width: len(digits)}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.nums = append(g.nums, v)
+	}
+	var b strings.Builder
+	for i, key := range order {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if name, whole := strings.CutPrefix(key, "\x00"); whole {
+			b.WriteString(name)
+			continue
+		}
+		g := groups[key]
+		b.WriteString(g.prefix)
+		if len(g.nums) == 1 {
+			b.WriteString(pad(g.nums[0], g.width))
+			continue
+		}
+		sort.Ints(g.nums)
+		b.WriteByte('[')
+		for j := 0; j < len(g.nums); {
+			k := j
+			for k+1 < len(g.nums) && g.nums[k+1] == g.nums[k]+1 {
+				k++
+			}
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(pad(g.nums[j], g.width))
+			if k > j {
+				b.WriteByte('-')
+				b.WriteString(pad(g.nums[k], g.width))
+			}
+			j = k + 1
+		}
+		b.WriteByte(']')
+	}
+	return b.String()
+}
+
+// split cuts the trailing digits off a name.
+func split(n string) (prefix, digits string) {
+	i := len(n)
+	for i > 0 && n[i-1] >= '0' && n[i-1] <= '9' {
+		i--
+	}
+	return n[:i], n[i:]
+}
+
+func pad(v, width int) string {
+	s := strconv.Itoa(v)
+	if len(s) < width {
+		s = strings.Repeat("0", width-len(s)) + s
+	}
+	return s
+}
+
+func isSpace(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '\v' || r == '\f' }
