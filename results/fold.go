@@ -52,7 +52,7 @@ func (n Node) Names() []string {
 }
 
 // Each calls f on every node the results hold, representatives and the
-// members they stand for (lite), in the order they were folded.
+// members they stand for (lite), group by group.
 func (r *Results) Each(f func(Node)) {
 	for _, n := range r.Nodes {
 		f(n)

@@ -19,6 +19,9 @@ type Encoder struct {
 	w     *bufio.Writer
 	nodes int
 	err   error
+	// lines writes each node compact on a line of its own
+	// (NewLineEncoder).
+	lines bool
 }
 
 // NewEncoder starts a results.json on w.
@@ -57,15 +60,40 @@ func (e *Encoder) field(name string, v any, comma bool) {
 	e.write("\n")
 }
 
+// NewLineEncoder starts a results.json that holds each node compact, on
+// a line of its own: a merged job's, where indentation would double the
+// bytes written (and read back) for every node.
+func NewLineEncoder(w io.Writer) *Encoder {
+	e := NewEncoder(w)
+	e.lines = true
+	return e
+}
+
 // Node writes one node entry.
 func (e *Encoder) Node(n Node) error {
 	if e.nodes > 0 {
 		e.write(",")
 	}
 	e.write("\n    ")
-	e.value(n, "    ")
+	if e.lines {
+		e.compact(n)
+	} else {
+		e.value(n, "    ")
+	}
 	e.nodes++
 	return e.err
+}
+
+func (e *Encoder) compact(v any) {
+	if e.err != nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		e.err = fmt.Errorf("encoding results: %w", err)
+		return
+	}
+	_, e.err = e.w.Write(b)
 }
 
 // End closes the document with head's tool, start, finish and runs.

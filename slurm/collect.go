@@ -156,9 +156,15 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 		return nil
 	}
 	err := m.set.AddFunc(filepath.Join(dir, resultsFile), func(w io.Writer) error {
-		e := results.NewEncoder(w)
-		for _, name := range expected {
-			r, err := results.Read(filepath.Join(dir, nodesDir, name, resultsFile))
+		e := results.NewLineEncoder(w)
+		paths := make([]string, len(expected))
+		for i, name := range expected {
+			paths[i] = filepath.Join(dir, nodesDir, name, resultsFile)
+		}
+		next, stop := readAhead(paths)
+		defer stop()
+		for i, name := range expected {
+			r, err := next(i)
 			if err != nil {
 				if err := add(e, results.Node{Name: name, Status: results.NodeMissing, Reason: missingReason(dir, name, steps, note, err)}); err != nil {
 					return err
