@@ -39,12 +39,12 @@ type htmlPage struct {
 	// cause: the first thing on the page.
 	Attention []htmlCause
 	// Index marks every node's status, linking to its group.
-	Index    []htmlIndex
-	Folded   bool
-	Nodes    []htmlNode
-	Across   []*sizeChart // busbw vs size of the multi-node runs
-	Scaling  []*lineChart // busbw and efficiency vs node count
-	Tables   []htmlTable
+	Index   []htmlIndex
+	Folded  bool
+	Nodes   []htmlNode
+	Across  []*sizeChart // busbw vs size of the multi-node runs
+	Scaling []*lineChart // busbw and efficiency vs node count
+	Tables  []htmlTable
 }
 
 type htmlCause struct {
@@ -59,8 +59,8 @@ type htmlIndex struct {
 }
 
 type htmlNode struct {
-	ID       string // anchor; names from results never become ids
-	Name     string
+	ID   string // anchor; names from results never become ids
+	Name string
 	// Size is how many nodes it stands for; Members names them.
 	Size     int
 	Members  string

@@ -132,4 +132,3 @@ func benchCollect(b *testing.B, n int) {
 func BenchmarkCollect1024Nodes(b *testing.B)  { benchCollect(b, 1024) }
 func BenchmarkCollect4096Nodes(b *testing.B)  { benchCollect(b, 4096) }
 func BenchmarkCollect16384Nodes(b *testing.B) { benchCollect(b, 16384) }
-
