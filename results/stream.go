@@ -123,10 +123,11 @@ func (e *Encoder) End(head *Results) error {
 var ValueLimit = bounded.Limit{Bytes: 8 << 20, What: "one node or run of a results.json",
 	Why: "the node of an 8-GPU host with every suite is about 90 KB"}
 
-// MaxNodes is the most nodes a results.json may hold: 16,384 hosts of 8
-// GPUs are 131,072 GPUs, more than the largest clusters put in one job.
-// Reports hold every node (slimmed), so this bounds their memory too.
-const MaxNodes = 16384
+// MaxNodes is the most node entries a results.json may hold: 16,384
+// hosts of 8 GPUs are 131,072 GPUs, more than the largest clusters put in
+// one job, each host reporting twice with a container image
+// (<node>-container), and the allocation's entry.
+const MaxNodes = 2*16384 + 1
 
 // Scan reads a results.json one node at a time: visit gets each node as
 // it is decoded, and the returned document holds everything but the
