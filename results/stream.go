@@ -2,6 +2,7 @@ package results
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,7 +77,7 @@ func (e *Encoder) Node(n Node) error {
 	}
 	e.write("\n    ")
 	if e.lines {
-		e.compact(n)
+		e.line(n)
 	} else {
 		e.value(n, "    ")
 	}
@@ -84,16 +85,38 @@ func (e *Encoder) Node(n Node) error {
 	return e.err
 }
 
-func (e *Encoder) compact(v any) {
+// line writes n compact. Its raw evidence, half a node's bytes, is
+// valid JSON already (it was decoded as such): its line breaks are only
+// whitespace, as a JSON string cannot hold one, so dropping them (and
+// the indentation after) is all it takes, without the JSON scanner
+// Marshal would run over it again.
+func (e *Encoder) line(n Node) {
 	if e.err != nil {
 		return
 	}
-	b, err := json.Marshal(v)
+	ev := n.Evidence
+	n.Evidence = nil
+	b, err := json.Marshal(n)
 	if err != nil {
 		e.err = fmt.Errorf("encoding results: %w", err)
 		return
 	}
-	_, e.err = e.w.Write(b)
+	if len(ev) == 0 {
+		_, e.err = e.w.Write(b)
+		return
+	}
+	e.w.Write(b[:len(b)-1]) // the closing brace comes after the evidence
+	e.w.WriteString(`,"evidence":`)
+	for len(ev) > 0 {
+		i := bytes.IndexByte(ev, '\n')
+		if i < 0 {
+			e.w.Write(ev)
+			break
+		}
+		e.w.Write(ev[:i])
+		ev = bytes.TrimLeft(ev[i+1:], " \t\r")
+	}
+	_, e.err = e.w.WriteString("}")
 }
 
 // End closes the document with head's tool, start, finish and runs.
