@@ -26,21 +26,21 @@ func CompareTable(r *results.Results) Table {
 				case results.StatePassed:
 				default:
 					for _, line := range changeLines(sp.Message) {
-						rows = append(rows, []string{n.Name, sp.Name, "REGRESSED", line})
+						rows = append(rows, []string{nodeLabel(n), sp.Name, "REGRESSED", line})
 					}
 				}
 				for _, note := range sp.Notes {
 					if note != "unchanged" {
-						rows = append(rows, []string{n.Name, sp.Name, "changed", note})
+						rows = append(rows, []string{nodeLabel(n), sp.Name, "changed", note})
 					}
 				}
 			}
 			switch {
 			case len(rows) > 0:
 			case len(skipped) > 0:
-				rows = append(rows, []string{n.Name, "-", "not compared", skipped[0]})
+				rows = append(rows, []string{nodeLabel(n), "-", "not compared", skipped[0]})
 			default:
-				rows = append(rows, []string{n.Name, "-", "unchanged", "-"})
+				rows = append(rows, []string{nodeLabel(n), "-", "unchanged", "-"})
 			}
 		}
 		// Regressions before notes, each kind in aspect order.

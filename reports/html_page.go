@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
@@ -30,15 +31,39 @@ type htmlPage struct {
 	Class    string // good, bad
 	Meaning  string
 	Totals   results.Counts
-	Nodes    []htmlNode
-	Across   []*sizeChart // busbw vs size of the multi-node runs
-	Scaling  []*lineChart // busbw and efficiency vs node count
-	Tables   []htmlTable
+	// NodeCount is every node, folded or not; Line the verdict in
+	// words (VerdictLine).
+	NodeCount int
+	Line      string
+	// Attention is every failing, unevaluable and missing node by
+	// cause: the first thing on the page.
+	Attention []htmlCause
+	// Index marks every node's status, linking to its group.
+	Index   []htmlIndex
+	Folded  bool
+	Nodes   []htmlNode
+	Across  []*sizeChart // busbw vs size of the multi-node runs
+	Scaling []*lineChart // busbw and efficiency vs node count
+	Tables  []htmlTable
+}
+
+type htmlCause struct {
+	Count int
+	Cause string
+	Nodes string // hostlist
+	Href  string
+}
+
+type htmlIndex struct {
+	Name, Class, Href string
 }
 
 type htmlNode struct {
-	ID       string // anchor; names from results never become ids
-	Name     string
+	ID   string // anchor; names from results never become ids
+	Name string
+	// Size is how many nodes it stands for; Members names them.
+	Size     int
+	Members  string
 	Status   string
 	Class    string
 	Reason   string
@@ -95,15 +120,27 @@ func newHTMLPage(r *results.Results) *htmlPage {
 		p.Verdict, p.Class = "UNEVALUABLE", "bad"
 	}
 	p.Meaning = exitMeaning[p.Exit]
+	p.Folded, p.NodeCount, p.Line = r.Folded(), r.NodeCount(), VerdictLine(r)
 	for i, n := range r.Nodes {
 		hn := newHTMLNode(n)
 		hn.ID = "node-" + strconv.Itoa(i)
 		c := hn.Counts
-		p.Totals.Tests += c.Tests
-		p.Totals.Passed += c.Passed
-		p.Totals.Failed += c.Failed
-		p.Totals.Skipped += c.Skipped
+		// Members share the representative's spec states.
+		k := n.Size()
+		p.Totals.Tests += k * c.Tests
+		p.Totals.Passed += k * c.Passed
+		p.Totals.Failed += k * c.Failed
+		p.Totals.Skipped += k * c.Skipped
 		p.Nodes = append(p.Nodes, hn)
+		if p.Folded {
+			class := hn.Class
+			for _, m := range n.Names() {
+				p.Index = append(p.Index, htmlIndex{Name: m, Class: class, Href: "#" + hn.ID})
+			}
+		}
+	}
+	for _, c := range Causes(r) {
+		p.Attention = append(p.Attention, htmlCause{Count: len(c.Nodes), Cause: c.Cause, Nodes: hostlist.Compress(c.Nodes), Href: "#node-" + strconv.Itoa(c.Rep)})
 	}
 	p.Across = sizeCharts(r.Runs, true)
 	groups := scalingGroups(r.Runs)
@@ -111,7 +148,11 @@ func newHTMLPage(r *results.Results) *htmlPage {
 		p.Scaling = scalingCharts(groups)
 	}
 	// The tables gdrcheck run prints, in its order.
-	for _, t := range []Table{SummaryTable(r), ScalingTable(r), FallbackTable(r), ComparisonTable(r), RDMATable(r), ContainerTable(r), CompareTable(r), FailuresTable(r)} {
+	tables := []Table{SummaryTable(r), ScalingTable(r), FallbackTable(r), ComparisonTable(r), RDMATable(r), ContainerTable(r), CompareTable(r), FailuresTable(r)}
+	if p.Folded {
+		tables = ConsoleTables(r)
+	}
+	for _, t := range tables {
 		if len(t.Rows) == 0 {
 			continue
 		}
@@ -123,7 +164,11 @@ func newHTMLPage(r *results.Results) *htmlPage {
 func newHTMLNode(n results.Node) htmlNode {
 	hn := htmlNode{
 		Name: n.Name, Status: n.Status, Reason: n.Reason, Counts: n.Counts(),
-		Profile: n.Profile, Class: "good",
+		Profile: n.Profile, Class: "good", Size: n.Size(),
+	}
+	if n.Size() > 1 {
+		hn.Name = nodeLabel(n)
+		hn.Members = hostlist.Compress(n.Names())
 	}
 	if n.Status != results.NodeEvaluated {
 		hn.Class = "bad"

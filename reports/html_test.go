@@ -328,7 +328,8 @@ func TestHTMLShowsFailuresAndNodesThatNeverReported(t *testing.T) {
 		"<strong>has no ACS redirect</strong>", "bridge 0000:37:00.0 has ACS ReqRedir&#43;\nsecond line", "suites/topology/topology.go:99", "lspci says so",
 		">missing<", "node never reported: step 3 killed by signal 9",
 		"<caption>Failures</caption>",
-		`<nav><a href="#node-0">gpu01</a> <a href="#node-1">gpu02</a>`,
+		`<nav><a class="bad" href="#node-0">gpu01</a> <a class="bad" href="#node-1">gpu02</a>`, // the index marks each status
+		"<caption>Failing, unevaluable and missing nodes, by cause</caption>", "missing: node never reported: step 3 killed by signal 9",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

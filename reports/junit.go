@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bufio"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -96,84 +97,140 @@ func ClassName(node, suite string) string {
 // WriteJUnit writes the results as JUnit that passes the xUnit plugin's
 // junit-10.xsd: one testsuite per node, stable case names, skipped apart
 // from failed, unevaluable and missing nodes as failures that say why.
-// Every text in it is first made fit for XML 1.0 (cleanText), so the file
-// parses whatever bytes the results hold.
+// A folded job (more than results.FoldAbove nodes, results/fold.go) keeps
+// every failing (node, spec) as its own case, named as in a small job, and
+// rolls the passes and skips up into one case per spec (rollup.go), so
+// 16,384 nodes stay a file Jenkins can hold. Every text in it is first
+// made fit for XML 1.0 (cleanText), so the file parses whatever bytes the
+// results hold. Suites are encoded one at a time as w takes them.
 func WriteJUnit(w io.Writer, r *results.Results, opt JUnitOptions) error {
 	if opt.MaxOutput == 0 {
 		opt.MaxOutput = 64 << 10
 	}
-	doc := junitSuites{Name: "gdrcheck", Time: seconds(r.Finished.Sub(r.Started).Seconds())}
+	var suites []junitSuite
 	names := map[string]int{}
-	for _, n := range r.Nodes {
-		s := junitSuite{
-			Name:     "gdrcheck." + n.Name,
-			Hostname: n.Name,
-			Time:     seconds(n.Finished.Sub(n.Started).Seconds()),
-		}
-		if !n.Started.IsZero() {
-			s.Timestamp = n.Started.UTC().Format(time.RFC3339)
-		}
+	addSuite := func(s junitSuite) {
 		names[s.Name]++
 		if k := names[s.Name]; k > 1 {
 			s.Name = fmt.Sprintf("%s#%d", s.Name, k)
 		}
-		s.ID = strconv.Itoa(len(doc.Suites))
-		props := []junitProp{{"status", n.Status}}
-		for _, f := range n.Facts {
-			props = append(props, junitProp{f.Name, f.Value})
-		}
-		s.Properties = &junitProps{props}
-
-		if n.Status != results.NodeEvaluated {
-			what := "node evidence"
-			if n.Status == results.NodeMissing {
-				what = "node reported"
-			}
-			s.Cases = append(s.Cases, junitTestcase{
-				Name:      what,
-				Classname: ClassName(n.Name, "node"),
-				Time:      seconds(0),
-				Failure:   &junitResult{Type: n.Status, Message: firstLine(n.Reason), Text: n.Reason},
-			})
-		}
-		var cases []junitTestcase
-		for _, su := range n.Suites {
-			for _, sp := range su.Specs {
-				cases = append(cases, testcase(n.Name, su.Name, sp, opt))
-			}
-		}
-		sort.SliceStable(cases, func(i, j int) bool {
-			if cases[i].Classname != cases[j].Classname {
-				return cases[i].Classname < cases[j].Classname
-			}
-			return cases[i].Name < cases[j].Name
-		})
-		s.Cases = append(s.Cases, cases...)
-		for _, c := range s.Cases {
-			s.Tests++
-			switch {
-			case c.Failure != nil:
-				s.Failures++
-			case c.Skipped != nil:
-				s.Skipped++
-			}
-		}
-		doc.Tests += s.Tests
-		doc.Failures += s.Failures
-		doc.Suites = append(doc.Suites, s)
+		s.ID = strconv.Itoa(len(suites))
+		suites = append(suites, s)
 	}
-	// The one place text is made fit for XML (sanitize.go).
-	cleanStrings(reflect.ValueOf(&doc).Elem())
-	if _, err := io.WriteString(w, xml.Header); err != nil {
+	folded := r.Folded()
+	for _, n := range r.Nodes {
+		if !folded || n.Name == results.AllocationNode {
+			addSuite(nodeSuite(n, opt, false))
+			continue
+		}
+		if n.Failed() {
+			addSuite(nodeSuite(n, opt, true))
+		}
+		if n.Group != nil {
+			for _, m := range n.Group.Members {
+				if m.Failed() {
+					addSuite(nodeSuite(m, opt, true))
+				}
+			}
+		}
+	}
+	if folded {
+		addSuite(rollupSuite(r))
+	}
+	doc := junitSuites{Name: "gdrcheck", Time: seconds(r.Finished.Sub(r.Started).Seconds())}
+	for i := range suites {
+		// The one place text is made fit for XML (sanitize.go).
+		cleanStrings(reflect.ValueOf(&suites[i]).Elem())
+		doc.Tests += suites[i].Tests
+		doc.Failures += suites[i].Failures
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if _, err := io.WriteString(bw, xml.Header); err != nil {
 		return err
 	}
-	enc := xml.NewEncoder(w)
+	enc := xml.NewEncoder(bw)
 	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	start := xml.StartElement{Name: xml.Name{Local: "testsuites"}, Attr: []xml.Attr{
+		{Name: xml.Name{Local: "name"}, Value: doc.Name},
+		{Name: xml.Name{Local: "tests"}, Value: strconv.Itoa(doc.Tests)},
+		{Name: xml.Name{Local: "failures"}, Value: strconv.Itoa(doc.Failures)},
+		{Name: xml.Name{Local: "errors"}, Value: "0"},
+		{Name: xml.Name{Local: "time"}, Value: doc.Time},
+	}}
+	if err := enc.EncodeToken(start); err != nil {
 		return fmt.Errorf("encoding JUnit: %w", err)
 	}
-	_, err := io.WriteString(w, "\n")
-	return err
+	for _, s := range suites {
+		if err := enc.EncodeElement(s, xml.StartElement{Name: xml.Name{Local: "testsuite"}}); err != nil {
+			return fmt.Errorf("encoding JUnit: %w", err)
+		}
+	}
+	if err := enc.EncodeToken(start.End()); err != nil {
+		return fmt.Errorf("encoding JUnit: %w", err)
+	}
+	if err := enc.Flush(); err != nil {
+		return err
+	}
+	if _, err := io.WriteString(bw, "\n"); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// nodeSuite is one node's testsuite; failedOnly keeps its failed cases
+// alone (a folded job rolls the rest up).
+func nodeSuite(n results.Node, opt JUnitOptions, failedOnly bool) junitSuite {
+	s := junitSuite{
+		Name:     "gdrcheck." + n.Name,
+		Hostname: n.Name,
+		Time:     seconds(n.Finished.Sub(n.Started).Seconds()),
+	}
+	if !n.Started.IsZero() {
+		s.Timestamp = n.Started.UTC().Format(time.RFC3339)
+	}
+	props := []junitProp{{"status", n.Status}}
+	for _, f := range n.Facts {
+		props = append(props, junitProp{f.Name, f.Value})
+	}
+	s.Properties = &junitProps{props}
+	if n.Status != results.NodeEvaluated {
+		what := "node evidence"
+		if n.Status == results.NodeMissing {
+			what = "node reported"
+		}
+		s.Cases = append(s.Cases, junitTestcase{
+			Name:      what,
+			Classname: ClassName(n.Name, "node"),
+			Time:      seconds(0),
+			Failure:   &junitResult{Type: n.Status, Message: firstLine(n.Reason), Text: n.Reason},
+		})
+	}
+	var cases []junitTestcase
+	for _, su := range n.Suites {
+		for _, sp := range su.Specs {
+			if failedOnly && (sp.State == results.StatePassed || sp.State == results.StateSkipped || sp.State == results.StatePending) {
+				continue
+			}
+			cases = append(cases, testcase(n.Name, su.Name, sp, opt))
+		}
+	}
+	sort.SliceStable(cases, func(i, j int) bool {
+		if cases[i].Classname != cases[j].Classname {
+			return cases[i].Classname < cases[j].Classname
+		}
+		return cases[i].Name < cases[j].Name
+	})
+	s.Cases = append(s.Cases, cases...)
+	for _, c := range s.Cases {
+		s.Tests++
+		switch {
+		case c.Failure != nil:
+			s.Failures++
+		case c.Skipped != nil:
+			s.Skipped++
+		}
+	}
+	return s
 }
 
 func testcase(node, suite string, sp results.Spec, opt JUnitOptions) junitTestcase {

@@ -76,7 +76,7 @@ func SummaryTable(r *results.Results) Table {
 	t := Table{Title: "Summary", Header: []string{"node", "suite", "passed", "failed", "skipped", "status"}}
 	for _, n := range r.Nodes {
 		if n.Status != results.NodeEvaluated {
-			t.Rows = append(t.Rows, []string{n.Name, "-", "0", "1", "0", n.Status})
+			t.Rows = append(t.Rows, []string{nodeLabel(n), "-", "0", "1", "0", n.Status})
 		}
 		for _, s := range n.Suites {
 			c := s.Counts()
@@ -84,7 +84,7 @@ func SummaryTable(r *results.Results) Table {
 			if c.Failed > 0 {
 				status = "FAIL"
 			}
-			t.Rows = append(t.Rows, []string{n.Name, s.Name, strconv.Itoa(c.Passed), strconv.Itoa(c.Failed), strconv.Itoa(c.Skipped), status})
+			t.Rows = append(t.Rows, []string{nodeLabel(n), s.Name, strconv.Itoa(c.Passed), strconv.Itoa(c.Failed), strconv.Itoa(c.Skipped), status})
 		}
 	}
 	return t
@@ -96,14 +96,14 @@ func FailuresTable(r *results.Results) Table {
 	t := Table{Title: "Failures", Header: []string{"node", "suite", "spec", "message"}}
 	for _, n := range r.Nodes {
 		if n.Status != results.NodeEvaluated {
-			t.Rows = append(t.Rows, []string{n.Name, "-", n.Status, firstLine(n.Reason)})
+			t.Rows = append(t.Rows, []string{nodeLabel(n), "-", n.Status, firstLine(n.Reason)})
 		}
 		for _, s := range n.Suites {
 			for _, sp := range s.Specs {
 				if sp.State == results.StatePassed || sp.State == results.StateSkipped || sp.State == results.StatePending {
 					continue
 				}
-				t.Rows = append(t.Rows, []string{n.Name, s.Name, sp.Name, firstLine(sp.Message)})
+				t.Rows = append(t.Rows, []string{nodeLabel(n), s.Name, sp.Name, firstLine(sp.Message)})
 			}
 		}
 	}
@@ -134,7 +134,7 @@ func FallbackTable(r *results.Results) Table {
 			if len(run.Points) > 0 {
 				at = results.SizeString(run.Points[len(run.Points)-1].Size)
 			}
-			t.Rows = append(t.Rows, []string{n.Name, run.Mode, dash(run.Transport), fixed(run.BusBW, 2), at, ratio, pct(run.CPUPct), verdict})
+			t.Rows = append(t.Rows, []string{nodeLabel(n), run.Mode, dash(run.Transport), fixed(run.BusBW, 2), at, ratio, pct(run.CPUPct), verdict})
 		}
 	}
 	return t
@@ -175,7 +175,7 @@ func ComparisonTable(r *results.Results) Table {
 					if m.DeltaPct != nil {
 						delta = strconv.FormatFloat(*m.DeltaPct, 'f', 1, 64)
 					}
-					t.Rows = append(t.Rows, []string{n.Name, s.Name, m.Name, dash(m.Subject), results.FormatValue(m.Value) + unit(m.Unit), results.FormatValue(*m.Baseline) + unit(m.Unit), delta, dash(m.Verdict)})
+					t.Rows = append(t.Rows, []string{nodeLabel(n), s.Name, m.Name, dash(m.Subject), results.FormatValue(m.Value) + unit(m.Unit), results.FormatValue(*m.Baseline) + unit(m.Unit), delta, dash(m.Verdict)})
 				}
 			}
 		}
@@ -317,7 +317,7 @@ func GDRTable(r *results.Results) Table {
 		if proof.State != results.StatePassed {
 			verdict = "NOT PROVEN: " + firstLine(proof.Message)
 		}
-		t.Rows = append(t.Rows, []string{n.Name, dash(n.Fact("mechanism")), reg, through, verdict})
+		t.Rows = append(t.Rows, []string{nodeLabel(n), dash(n.Fact("mechanism")), reg, through, verdict})
 	}
 	return t
 }
@@ -404,7 +404,7 @@ func RDMATable(r *results.Results) Table {
 			if run.Error != "" {
 				verdict = "error: " + firstLine(run.Error)
 			}
-			t.Rows = append(t.Rows, []string{n.Name, strings.TrimPrefix(run.Mode, "loopback "), dash(run.Mem), fixed(run.BusBW, 2), at, verdict})
+			t.Rows = append(t.Rows, []string{nodeLabel(n), strings.TrimPrefix(run.Mode, "loopback "), dash(run.Mem), fixed(run.BusBW, 2), at, verdict})
 		}
 	}
 	return t

@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"bytes"
 	"io"
 	"path/filepath"
 
@@ -40,21 +39,13 @@ func WriteAll(dir string, r *results.Results, o WriteOptions) error {
 }
 
 // Stage renders junit.xml and report.html of r into set, for dir, and the
-// Prometheus textfile where o asks for one.
+// Prometheus textfile where o asks for one, each written to its staged
+// file as it is rendered.
 func Stage(set *results.FileSet, dir string, r *results.Results, o WriteOptions) error {
-	var junit, html bytes.Buffer
-	if err := WriteJUnit(&junit, r, o.JUnit); err != nil {
-		set.Abort()
+	if err := set.AddFunc(filepath.Join(dir, "junit.xml"), func(w io.Writer) error { return WriteJUnit(w, r, o.JUnit) }); err != nil {
 		return err
 	}
-	if err := WriteHTML(&html, r); err != nil {
-		set.Abort()
-		return err
-	}
-	if err := set.Add(filepath.Join(dir, "junit.xml"), junit.Bytes()); err != nil {
-		return err
-	}
-	if err := set.Add(filepath.Join(dir, "report.html"), html.Bytes()); err != nil {
+	if err := set.AddFunc(filepath.Join(dir, "report.html"), func(w io.Writer) error { return WriteHTML(w, r) }); err != nil {
 		return err
 	}
 	if o.PromTextfile != "" {

@@ -58,6 +58,9 @@ type Node struct {
 	Profile  string          `json:"profile,omitempty"`  // the baseline profile matched
 	Started  time.Time       `json:"started"`
 	Finished time.Time       `json:"finished"`
+	// Group is the alike nodes this one stands for in a folded job
+	// (fold.go); never in results.json.
+	Group *Group `json:"-"`
 }
 
 // GPU is one GPU as monitoring and comparisons need it, without the raw

@@ -2,6 +2,7 @@ package results
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,9 @@ type Encoder struct {
 	w     *bufio.Writer
 	nodes int
 	err   error
+	// lines writes each node compact on a line of its own
+	// (NewLineEncoder).
+	lines bool
 }
 
 // NewEncoder starts a results.json on w.
@@ -57,15 +61,62 @@ func (e *Encoder) field(name string, v any, comma bool) {
 	e.write("\n")
 }
 
+// NewLineEncoder starts a results.json that holds each node compact, on
+// a line of its own: a merged job's, where indentation would double the
+// bytes written (and read back) for every node.
+func NewLineEncoder(w io.Writer) *Encoder {
+	e := NewEncoder(w)
+	e.lines = true
+	return e
+}
+
 // Node writes one node entry.
 func (e *Encoder) Node(n Node) error {
 	if e.nodes > 0 {
 		e.write(",")
 	}
 	e.write("\n    ")
-	e.value(n, "    ")
+	if e.lines {
+		e.line(n)
+	} else {
+		e.value(n, "    ")
+	}
 	e.nodes++
 	return e.err
+}
+
+// line writes n compact. Its raw evidence, half a node's bytes, is
+// valid JSON already (it was decoded as such): its line breaks are only
+// whitespace, as a JSON string cannot hold one, so dropping them (and
+// the indentation after) is all it takes, without the JSON scanner
+// Marshal would run over it again.
+func (e *Encoder) line(n Node) {
+	if e.err != nil {
+		return
+	}
+	ev := n.Evidence
+	n.Evidence = nil
+	b, err := json.Marshal(n)
+	if err != nil {
+		e.err = fmt.Errorf("encoding results: %w", err)
+		return
+	}
+	if len(ev) == 0 {
+		_, e.err = e.w.Write(b)
+		return
+	}
+	e.w.Write(b[:len(b)-1]) // the closing brace comes after the evidence
+	e.w.WriteString(`,"evidence":`)
+	for len(ev) > 0 {
+		i := bytes.IndexByte(ev, '\n')
+		if i < 0 {
+			e.w.Write(ev)
+			break
+		}
+		e.w.Write(ev[:i])
+		ev = bytes.TrimLeft(ev[i+1:], " \t\r")
+	}
+	_, e.err = e.w.WriteString("}")
 }
 
 // End closes the document with head's tool, start, finish and runs.
@@ -95,10 +146,11 @@ func (e *Encoder) End(head *Results) error {
 var ValueLimit = bounded.Limit{Bytes: 8 << 20, What: "one node or run of a results.json",
 	Why: "the node of an 8-GPU host with every suite is about 90 KB"}
 
-// MaxNodes is the most nodes a results.json may hold: 16,384 hosts of 8
-// GPUs are 131,072 GPUs, more than the largest clusters put in one job.
-// Reports hold every node (slimmed), so this bounds their memory too.
-const MaxNodes = 16384
+// MaxNodes is the most node entries a results.json may hold: 16,384
+// hosts of 8 GPUs are 131,072 GPUs, more than the largest clusters put in
+// one job, each host reporting twice with a container image
+// (<node>-container), and the allocation's entry.
+const MaxNodes = 2*16384 + 1
 
 // Scan reads a results.json one node at a time: visit gets each node as
 // it is decoded, and the returned document holds everything but the
@@ -273,6 +325,18 @@ func lineCol(path string, off int64) (line, col int) {
 func (n Node) Slim() Node {
 	n.Evidence = nil
 	return n
+}
+
+// ReadFolded reads a results.json as a merged job's reports take it:
+// slimmed, and folded past FoldAbove nodes (fold.go).
+func ReadFolded(path string) (*Results, error) {
+	f := NewFolder(0)
+	r, err := Scan(path, func(n Node) error { f.Add(n); return nil })
+	if err != nil {
+		return nil, err
+	}
+	r.Nodes = f.Nodes()
+	return r, nil
 }
 
 // ReadSlim reads a results.json with its nodes slimmed: every report can

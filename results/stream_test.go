@@ -69,7 +69,7 @@ func TestReadRefusesMoreThanMaxNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := ReadSlim(p)
-	if !errors.Is(err, bounded.ErrTooLarge) || !strings.Contains(err.Error(), "more than 16384 nodes") {
+	if !errors.Is(err, bounded.ErrTooLarge) || !strings.Contains(err.Error(), fmt.Sprintf("more than %d nodes", MaxNodes)) {
 		t.Errorf("%d nodes: %v", MaxNodes+1, err)
 	}
 }

@@ -138,6 +138,9 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 		res.Tool.Suites = job.Config.Suites
 	}
 	m := &Merged{Results: res}
+	// Past results.FoldAbove nodes, alike nodes fold into groups: the
+	// reports of 16,384 nodes hold a few hundred in full.
+	fold := results.NewFolder(0)
 	add := func(e *results.Encoder, n results.Node) error {
 		if amend != nil {
 			var runs []results.Run
@@ -146,13 +149,22 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 			}
 			n = amend(n, runs)
 		}
-		res.Nodes = append(res.Nodes, n.Slim())
-		return e.Node(n)
+		if err := e.Node(n); err != nil {
+			return err
+		}
+		fold.Add(n)
+		return nil
 	}
 	err := m.set.AddFunc(filepath.Join(dir, resultsFile), func(w io.Writer) error {
-		e := results.NewEncoder(w)
-		for _, name := range expected {
-			r, err := results.Read(filepath.Join(dir, nodesDir, name, resultsFile))
+		e := results.NewLineEncoder(w)
+		paths := make([]string, len(expected))
+		for i, name := range expected {
+			paths[i] = filepath.Join(dir, nodesDir, name, resultsFile)
+		}
+		next, stop := readAhead(paths)
+		defer stop()
+		for i, name := range expected {
+			r, err := next(i)
 			if err != nil {
 				if err := add(e, results.Node{Name: name, Status: results.NodeMissing, Reason: missingReason(dir, name, steps, note, err)}); err != nil {
 					return err
@@ -199,6 +211,7 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 			}
 		}
 		res.Finished = time.Now().UTC()
+		res.Nodes = fold.Nodes()
 		return e.End(res)
 	})
 	if err != nil {
@@ -345,14 +358,14 @@ func logTail(path string, n int) string {
 // reason, for draining.
 func FailedNodes(res *results.Results) map[string]string {
 	out := map[string]string{}
-	for _, n := range res.Nodes {
+	res.Each(func(n results.Node) {
 		if n.Name == AllocationNode {
 			blameNodes(n, res, out)
-			continue
+			return
 		}
 		if n.Status != results.NodeEvaluated {
 			out[n.Name] = n.Status + ": " + n.Reason
-			continue
+			return
 		}
 		for _, s := range n.Suites {
 			if s.Name == results.SuiteCompare {
@@ -366,7 +379,7 @@ func FailedNodes(res *results.Results) map[string]string {
 				}
 			}
 		}
-	}
+	})
 	return out
 }
 
@@ -375,9 +388,7 @@ func FailedNodes(res *results.Results) map[string]string {
 // a severe outlier).
 func blameNodes(alloc results.Node, res *results.Results, out map[string]string) {
 	known := map[string]bool{}
-	for _, n := range res.Nodes {
-		known[n.Name] = true
-	}
+	res.Each(func(n results.Node) { known[n.Name] = true })
 	for _, s := range alloc.Suites {
 		for _, sp := range s.Specs {
 			if sp.State != results.StateFailed {

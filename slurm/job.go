@@ -72,7 +72,7 @@ func (l *Leader) Run(ctx context.Context) (*results.Results, error) {
 		return nil, err
 	}
 
-	l.logf("node suites on %s (%d nodes)", hostlist.MustCompress(nodes), len(nodes))
+	l.logf("node suites on %s (%d nodes)", hostlist.Compress(nodes), len(nodes))
 	l.nodeSuites(ctx, nodes)
 	if l.ContainerImage != "" && ctx.Err() == nil {
 		l.logf("container suite in %s", l.ContainerImage)
@@ -303,7 +303,7 @@ func (l *Leader) scale(ctx context.Context, nodes []string) error {
 		return err
 	}
 	defer out.Close()
-	l.logf("scaling suite across %s (%d nodes), output in %s", hostlist.MustCompress(nodes), len(nodes), logPath)
+	l.logf("scaling suite across %s (%d nodes), output in %s", hostlist.Compress(nodes), len(nodes), logPath)
 	cmd := exec.CommandContext(ctx, l.Gdrcheck, args...)
 	cmd.Env = append(os.Environ(), l.Client.Env...)
 	cmd.Stdout, cmd.Stderr = out, out

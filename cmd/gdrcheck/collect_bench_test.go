@@ -1,72 +1,117 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/gdrcheck/gdrcheck/results"
+	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
 )
 
-// jobOf writes a job directory of n nodes, each a copy of the 8 x H100 +
-// 8 CX-7 fixture node's results.json (about 86 KB) under its own name.
-func jobOf(b *testing.B, n int) string {
-	b.Helper()
-	one := b.TempDir()
-	if r := gdrcheck(b, "run", "-q", "--host-root", nodes+"h100x8-nvswitch-cx7-pix.ttar", "--out", one); r.code != 0 {
-		b.Fatalf("fixture run: exit %d\n%s", r.code, r.stderr)
+// nodeShapes are one node's results.json of the shape issue 19 measured
+// (8 x H100 + 8 CX-7 with the NCCL suites, about 155 KB), healthy and with
+// its peer memory missing (the make run-fault node), each encoded once
+// with the placeholder name NODENAME.
+var nodeShapes struct {
+	once           sync.Once
+	healthy, fault []byte
+	err            error
+}
+
+func ncclNodeShapes(t testing.TB) (healthy, fault []byte) {
+	t.Helper()
+	nodeShapes.once.Do(func() {
+		roots, recs, _ := makeRunCluster(t, false)
+		_, faultRecs, _ := makeRunCluster(t, true)
+		shape := func(root string, recs map[string]string) []byte {
+			dir, env := fakebin.NCCLTests(t, []string{"all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "sendrecv_perf"}, recs)
+			out := t.TempDir()
+			cmd := exec.Command(bin, "run", "-q", "--host-root", nodes+root+".ttar", "--nccl-tests-dir", dir, "--node-name", "NODENAME", "--out", out)
+			cmd.Env = append(append(os.Environ(), "SLURMD_NODENAME="), env...)
+			if r := runCmd(t, cmd); r.code == 2 {
+				nodeShapes.err = fmt.Errorf("fixture run of %s: exit 2\n%s", root, r.stderr)
+				return nil
+			}
+			b, err := os.ReadFile(filepath.Join(out, "results.json"))
+			if err != nil {
+				nodeShapes.err = err
+			}
+			return b
+		}
+		nodeShapes.healthy = shape(roots["node1"], recs)
+		nodeShapes.fault = shape("h100x8-proprietary-no-peermem", faultRecs)
+	})
+	if nodeShapes.err != nil {
+		t.Fatal(nodeShapes.err)
 	}
-	src, err := results.Read(filepath.Join(one, "results.json"))
-	if err != nil {
-		b.Fatal(err)
+	return nodeShapes.healthy, nodeShapes.fault
+}
+
+// jobOf writes a job directory of n nodes named gpu00001 ..., each a copy
+// of the healthy NCCL-result node under its own name, but for the nodes in
+// faulty, which are copies of the node without peer memory.
+func jobOf(t testing.TB, n int, faulty ...int) string {
+	t.Helper()
+	healthy, fault := ncclNodeShapes(t)
+	bad := map[int]bool{}
+	for _, i := range faulty {
+		bad[i] = true
 	}
-	dir := b.TempDir()
+	dir := t.TempDir()
 	var names []string
 	for i := 1; i <= n; i++ {
-		name := fmt.Sprintf("gpu%04d", i)
+		name := fmt.Sprintf("gpu%05d", i)
 		names = append(names, name)
-		src.Nodes[0].Name = name
-		if err := os.MkdirAll(filepath.Join(dir, "nodes", name), 0o755); err != nil {
-			b.Fatal(err)
+		src := healthy
+		if bad[i] {
+			src = fault
 		}
-		if err := src.Write(filepath.Join(dir, "nodes", name, "results.json")); err != nil {
-			b.Fatal(err)
+		if err := os.MkdirAll(filepath.Join(dir, "nodes", name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "nodes", name, "results.json"), bytes.ReplaceAll(src, []byte("NODENAME"), []byte(name)), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 	job := fmt.Sprintf(`{"id": "4711", "nodes": [%s], "started": %q, "config": {}, "version": "bench"}`, quoteAll(names), time.Now().UTC().Format(time.RFC3339))
 	if err := os.WriteFile(filepath.Join(dir, "job.json"), []byte(job), 0o644); err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
 	return dir
 }
 
 func quoteAll(ss []string) string {
-	out := ""
+	q := make([]string, len(ss))
 	for i, s := range ss {
-		if i > 0 {
-			out += ","
-		}
-		out += fmt.Sprintf("%q", s)
+		q[i] = fmt.Sprintf("%q", s)
 	}
-	return out
+	return strings.Join(q, ",")
 }
 
-// gdrcheck collect on a job of 1024 nodes, as a process: wall time per
-// merge, and the process's peak RSS (the goal is 5 s and 256 MiB on a
-// 2-core machine).
-func BenchmarkCollect1024Nodes(b *testing.B) {
-	dir := jobOf(b, 1024)
+// planted are the three failing nodes of a job of n: at 11 %, 41 % and
+// 72 % of it, where issue 19 found them lost on the page.
+func planted(n int) []int { return []int{n * 11 / 100, n * 41 / 100, n * 72 / 100} }
+
+// benchCollect runs gdrcheck collect as a process on a job of n nodes with
+// three planted failures: wall time per merge, the process's peak RSS,
+// and the size of each output. The goals on a 2-core machine: 1,024 nodes
+// in 5 s and 256 MiB, 16,384 in 60 s and 512 MiB.
+func benchCollect(b *testing.B, n int) {
+	dir := jobOf(b, n, planted(n)...)
+	prom := filepath.Join(b.TempDir(), "job.prom")
 	var peak int64
 	for b.Loop() {
-		cmd := exec.Command(bin, "collect", dir)
-		cmd.Stdout, cmd.Stderr = nil, nil
+		cmd := exec.Command(bin, "collect", dir, "--prom-textfile", prom)
 		if err := cmd.Run(); err != nil {
-			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() == 2 {
-				b.Fatalf("collect: %v", err)
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+				b.Fatalf("collect: %v (want exit 1 for the planted nodes)", err)
 			}
 		}
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
@@ -74,7 +119,16 @@ func BenchmarkCollect1024Nodes(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(peak)/1024, "MiB-peak-rss")
-	if fi, err := os.Stat(filepath.Join(dir, "results.json")); err == nil {
-		b.ReportMetric(float64(fi.Size())/(1<<20), "MiB-results.json")
+	for _, f := range []string{"results.json", "junit.xml", "report.html"} {
+		if fi, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			b.ReportMetric(float64(fi.Size())/(1<<20), "MiB-"+f)
+		}
+	}
+	if fi, err := os.Stat(prom); err == nil {
+		b.ReportMetric(float64(fi.Size())/(1<<20), "MiB-textfile")
 	}
 }
+
+func BenchmarkCollect1024Nodes(b *testing.B)  { benchCollect(b, 1024) }
+func BenchmarkCollect4096Nodes(b *testing.B)  { benchCollect(b, 4096) }
+func BenchmarkCollect16384Nodes(b *testing.B) { benchCollect(b, 16384) }

@@ -22,6 +22,7 @@ type reportOptions struct {
 	format  string
 	out     string
 	tcProps bool
+	node    string
 }
 
 func newReportCmd() *cobra.Command {
@@ -39,6 +40,12 @@ or the path of a results.json.
 
 --out writes the file atomically; the default is standard output.
 
+A job of more than 8 nodes is folded: alike nodes are one group, and the
+failing ones are listed by cause. --node NAME shows one node in full,
+with every table and chart of a one-node run:
+
+  gdrcheck report gdrcheck-jobs/job-4711 --node gpu00137 --format html -o gpu00137.html
+
 Exit 0 when the results passed, 1 when they record a failed spec, 2 when
 they record a node that could not be evaluated, or results.json is missing
 or unreadable.`,
@@ -48,6 +55,7 @@ or unreadable.`,
 	f := cmd.Flags()
 	f.StringVar(&r.format, "format", reports.FormatText, "text, markdown, html or junit")
 	f.StringVarP(&r.out, "out", "o", "", "write the report to `FILE` (atomically) instead of standard output")
+	f.StringVar(&r.node, "node", "", "report this `NAME` alone, in full (a node of a merged job; \"allocation\" for the multi-node runs)")
 	f.BoolVar(&r.tcProps, "junit-testcase-properties", false, "add <properties> to JUnit testcases (Jenkins JUnit plugin keepProperties; not valid xUnit junit-10.xsd)")
 	return cmd
 }
@@ -59,7 +67,11 @@ func (r *reportOptions) run(cmd *cobra.Command, arg string) error {
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--format %q: want text, markdown, html or junit", r.format)}
 	}
 	path := resultsPath(arg)
-	res, err := readResultsArg(arg, results.ReadSlim)
+	read := results.ReadFolded
+	if r.node != "" {
+		read = func(p string) (*results.Results, error) { return readNode(p, r.node) }
+	}
+	res, err := readResultsArg(arg, read)
 	if err != nil {
 		return &exitError{code: results.ExitUnevaluable, err: err}
 	}
@@ -97,4 +109,27 @@ func resultsPath(arg string) string {
 		return filepath.Join(arg, "results.json")
 	}
 	return arg
+}
+
+// readNode reads one node of a results.json, in full but for its raw
+// evidence, with the cross-node runs where it is the allocation.
+func readNode(path, name string) (*results.Results, error) {
+	var kept []results.Node
+	r, err := results.Scan(path, func(n results.Node) error {
+		if n.Name == name {
+			kept = append(kept, n.Slim())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("--node %q: no such node in %s", name, path)
+	}
+	r.Nodes = kept
+	if name != results.AllocationNode {
+		r.Runs = nil
+	}
+	return r, nil
 }

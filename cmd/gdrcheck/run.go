@@ -148,9 +148,9 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 		return err
 	}
 	if r.scaling.Emulate {
-		fmt.Fprintf(stdout, "gdrcheck %s: suite scaling across %d emulated nodes (%s) on this machine\n", version, len(r.scaling.Nodes), hostlist.MustCompress(r.scaling.Nodes))
+		fmt.Fprintf(stdout, "gdrcheck %s: suite scaling across %d emulated nodes (%s) on this machine\n", version, len(r.scaling.Nodes), hostlist.Compress(r.scaling.Nodes))
 	} else if slices.Contains(selected, suites.ScalingArea) {
-		fmt.Fprintf(stdout, "gdrcheck %s: suite scaling across %s (%d nodes)\n", version, hostlist.MustCompress(r.scaling.Nodes), len(r.scaling.Nodes))
+		fmt.Fprintf(stdout, "gdrcheck %s: suite scaling across %s (%d nodes)\n", version, hostlist.Compress(r.scaling.Nodes), len(r.scaling.Nodes))
 	} else {
 		fmt.Fprintf(stdout, "gdrcheck %s: host root %s, suites %s\n", version, o.hostRoot, strings.Join(selected, ","))
 	}
@@ -235,16 +235,19 @@ func readInventory(path string) (node.Inventory, error) {
 
 func printTables(w io.Writer, res *results.Results, format string) error {
 	fmt.Fprintln(w)
-	if err := reports.SummaryTable(res).Render(w, format); err != nil {
-		return err
+	if res.Folded() {
+		fmt.Fprintf(w, "%s\n\n", reports.VerdictLine(res))
 	}
-	for _, t := range []reports.Table{reports.GDRTable(res), reports.ScalingTable(res), reports.FallbackTable(res), reports.ComparisonTable(res), reports.RDMATable(res), reports.ContainerTable(res), reports.CompareTable(res), reports.FailuresTable(res)} {
-		if len(t.Rows) == 0 {
+	for i, t := range reports.ConsoleTables(res) {
+		if len(t.Rows) == 0 && (i > 0 || res.Folded()) {
 			continue
 		}
 		if err := t.Render(w, format); err != nil {
 			return err
 		}
+	}
+	if res.Folded() {
+		fmt.Fprintln(w, "A node's full detail: gdrcheck report DIR --node NAME")
 	}
 	return nil
 }

@@ -177,7 +177,7 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 		}
 	}
 	state := rec["JobState"]
-	res, err := results.ReadSlim(filepath.Join(dir, "results.json"))
+	res, err := results.ReadFolded(filepath.Join(dir, "results.json"))
 	if err != nil || state != "COMPLETED" {
 		// The job did not finish its own report, or ended abnormally
 		// after it: collect here, saying how it ended.
@@ -213,6 +213,7 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 
 // printBlamed names each node that failed or never reported, with its
 // first reason: what an admin acts on, and what --drain-on-fail drained.
+// Past maxBlamedLines the console would scroll the verdict away.
 func printBlamed(w io.Writer, res *results.Results, drained bool) {
 	failed := slurm.FailedNodes(res)
 	if len(failed) == 0 {
@@ -223,9 +224,17 @@ func printBlamed(w io.Writer, res *results.Results, drained bool) {
 		what += " (drained by the job, Reason \"gdrcheck: ...\"; gdrcheck undrain resumes them)"
 	}
 	fmt.Fprintln(w, what+":")
-	for _, n := range slices.Sorted(maps.Keys(failed)) {
+	names := slices.Sorted(maps.Keys(failed))
+	for i, n := range names {
+		if i == maxBlamedLines {
+			// The causes table above names every one of them.
+			fmt.Fprintf(w, "  ... and %d more (\"Failing nodes by cause\" names them all)\n", len(names)-i)
+			break
+		}
 		reason, _, _ := strings.Cut(failed[n], "\n")
 		fmt.Fprintf(w, "  %s: %s\n", n, reason)
 	}
 	fmt.Fprintln(w)
 }
+
+const maxBlamedLines = 50

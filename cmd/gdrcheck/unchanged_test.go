@@ -55,7 +55,7 @@ func TestRecordedRunsRenderAsBefore(t *testing.T) {
 // makeRunCluster reads slurm/localcluster/make-run.cluster, which
 // make-run.sh reads too: the node roots and nccl-tests recordings of make
 // run, and with fault those of make run-fault.
-func makeRunCluster(t *testing.T, fault bool) (roots map[string]string, recs map[string]string, env map[string]map[string]string) {
+func makeRunCluster(t testing.TB, fault bool) (roots map[string]string, recs map[string]string, env map[string]map[string]string) {
 	t.Helper()
 	b, err := os.ReadFile("../../slurm/localcluster/make-run.cluster")
 	if err != nil {

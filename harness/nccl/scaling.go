@@ -67,8 +67,10 @@ func SrunLaunch(extra []string) Launch {
 
 // For fills the placeholders for one run. It refuses a node name that
 // is not one (hostlist.Valid) and a word the kernel would not exec.
+// {nodelist} keeps the nodes' order (hostlist.Encode): emulated ranks
+// find their node by position in it.
 func (l Launch) For(nodes []string, gpus int) ([]string, error) {
-	list, err := hostlist.Compress(nodes)
+	list, err := hostlist.Encode(nodes)
 	if err != nil {
 		return nil, fmt.Errorf("launcher: %w", err)
 	}
@@ -198,7 +200,11 @@ func runnerFor(r Runner, launch Launch, nodes []string, gpus int) (Runner, error
 	if err != nil {
 		return r, err
 	}
-	list := "GDRCHECK_RUN_NODELIST=" + hostlist.MustCompress(nodes)
+	enc, err := hostlist.Encode(nodes)
+	if err != nil {
+		return r, err
+	}
+	list := "GDRCHECK_RUN_NODELIST=" + enc
 	if err := fitsArg(list); err != nil {
 		return r, fmt.Errorf("GDRCHECK_RUN_NODELIST: %w", err)
 	}
@@ -222,8 +228,7 @@ func MeasureScaling(ctx context.Context, r Runner, launch Launch, plan ScalingPl
 	}
 	s := &Scaling{Plan: plan}
 	run := func(kind string, nodes []string, log string) ScalingRun {
-		list := hostlist.MustCompress(nodes)
-		fmt.Fprintf(progress, "scaling: all_reduce_perf (%s) across %s (%d node(s)), log %s ...\n", kind, list, len(nodes), log)
+		fmt.Fprintf(progress, "scaling: all_reduce_perf (%s) across %s (%d node(s)), log %s ...\n", kind, hostlist.Compress(nodes), len(nodes), log)
 		var res Result
 		if rr, err := runnerFor(r, launch, nodes, gpus); err != nil {
 			res = Result{Spec: Spec{Binary: "all_reduce_perf"}, Err: err}

@@ -140,7 +140,7 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 		n.Facts = append(n.Facts, results.Fact{Name: "profile", Value: n.Profile})
 	}
 	n.Facts = append(n.Facts, results.Fact{Name: "gpus_per_node", Value: strconv.Itoa(so.GPUsPerNode)},
-		results.Fact{Name: "nodes", Value: hostlist.MustCompress(so.Nodes)})
+		results.Fact{Name: "nodes", Value: hostlist.Compress(so.Nodes)})
 	if so.Emulate {
 		n.Facts = append(n.Facts, results.Fact{Name: "emulated", Value: "true"})
 	}

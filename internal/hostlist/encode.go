@@ -5,15 +5,16 @@ import (
 	"strings"
 )
 
-// Compress writes names as one hostlist expression that Expand (and
-// Slurm: srun --nodelist, scontrol show hostnames) turns back into the
-// same names in the same order: consecutive names that differ only in a
-// trailing number share a bracket (gpu00001 ... gpu16384 is
-// gpu[00001-16384]), zero padding kept. Order is kept because the
-// scaling runs take the first k nodes and emulated ranks are placed by
-// position, so names are only merged where they are already neighbours.
-// Each name is checked with Valid first.
-func Compress(names []string) (string, error) {
+// Encode writes names as one hostlist expression that Expand (and Slurm:
+// srun --nodelist, scontrol show hostnames) turns back into the same
+// names in the same order, for a command line: consecutive names that
+// differ only in a trailing number share a bracket (gpu00001 ...
+// gpu16384 is gpu[00001-16384]), zero padding kept. Unlike Compress it
+// neither sorts nor drops duplicates: the scaling runs take the first k
+// nodes and emulated ranks are placed by position, so names are only
+// merged where they are already neighbours. Each name is checked with
+// Valid first.
+func Encode(names []string) (string, error) {
 	var b strings.Builder
 	var cur block
 	flush := func() {
@@ -44,7 +45,7 @@ func Compress(names []string) (string, error) {
 		}
 		if last := &cur.parts; len(*last) > 0 {
 			p := &(*last)[len(*last)-1]
-			if v == p.hi+1 && pad(v, p.width) == digits {
+			if v == p.hi+1 && pad64(v, p.width) == digits {
 				p.hi = v
 				continue
 			}
@@ -53,17 +54,6 @@ func Compress(names []string) (string, error) {
 	}
 	flush()
 	return b.String(), nil
-}
-
-// MustCompress is Compress for names already checked (a list Expand
-// returned, or one made here); a bad name is written as it is, so a
-// message still shows it.
-func MustCompress(names []string) string {
-	s, err := Compress(names)
-	if err != nil {
-		return strings.Join(names, ",")
-	}
-	return s
 }
 
 // block is a run of names with one prefix, or one name without a number.
@@ -85,7 +75,7 @@ func (k block) write(b *strings.Builder) {
 		return
 	}
 	if len(k.parts) == 1 && k.parts[0].lo == k.parts[0].hi {
-		b.WriteString(pad(k.parts[0].lo, k.parts[0].width))
+		b.WriteString(pad64(k.parts[0].lo, k.parts[0].width))
 		return
 	}
 	b.WriteByte('[')
@@ -93,10 +83,10 @@ func (k block) write(b *strings.Builder) {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		b.WriteString(pad(p.lo, p.width))
+		b.WriteString(pad64(p.lo, p.width))
 		if p.hi != p.lo {
 			b.WriteByte('-')
-			b.WriteString(pad(p.hi, p.width))
+			b.WriteString(pad64(p.hi, p.width))
 		}
 	}
 	b.WriteByte(']')
@@ -106,12 +96,9 @@ func (k block) write(b *strings.Builder) {
 // (all digits) or with a number too long to count is kept whole: it has
 // no number to share a bracket with.
 func splitNumber(name string) (prefix, digits string) {
-	i := len(name)
-	for i > 0 && name[i-1] >= '0' && name[i-1] <= '9' {
-		i--
-	}
-	if i == 0 || len(name)-i > maxDigits || i == len(name) {
+	prefix, digits = split(name)
+	if prefix == "" || len(digits) > maxDigits {
 		return name, ""
 	}
-	return name[:i], name[i:]
+	return prefix, digits
 }
