@@ -277,8 +277,9 @@ func scalingMissingReason(dir string, steps []Step, note string, readErr error) 
 		}
 		found = true
 		if done := !s.Finished.IsZero() && !s.TimedOut && !s.Cancelled; done && s.ExitCode > 0 {
-			// Exit 1 is a failed spec, written in results.json; any
-			// other code is the step's own failure.
+			// It ran and ended without results: its exit code is
+			// the step's own failure (a failed spec, exit 1, would
+			// have written them).
 			parts = append(parts, fmt.Sprintf("the scaling step exited %d", s.ExitCode))
 			continue
 		}
