@@ -126,7 +126,7 @@ func allocationTextfile(t *testing.T, r *results.Results, job PromJob) []byte {
 	return buf.Bytes()
 }
 
-func TestAllocationTextfileCountsTheJobNotItsNodes(t *testing.T) {
+func TestPromAllocationTextfileCountsTheJobNotItsNodes(t *testing.T) {
 	b := allocationTextfile(t, promJob(8), PromJob{ID: "4711", Nodes: 8})
 	golden := "testdata/prom-allocation.golden.prom"
 	if *update {
@@ -192,7 +192,7 @@ func TestAllocationTextfileCountsTheJobNotItsNodes(t *testing.T) {
 
 // Worst first, and capped: of 16,384 nodes all named outliers only the 50
 // worst have a series, the rest are counted.
-func TestAllocationTextfileKeepsTheWorstOutliers(t *testing.T) {
+func TestPromAllocationTextfileKeepsTheWorstOutliers(t *testing.T) {
 	r := promJob(16384)
 	alloc := &r.Nodes[len(r.Nodes)-1]
 	var ms []results.Metric
@@ -259,7 +259,7 @@ func hostileJob(n int) *results.Results {
 // At 16,384 nodes the file stays far from the 1,000 series one target is
 // commonly allowed, for a job of alike nodes and for one in which every
 // node gives its own strings; the capped counts still add up to the nodes.
-func TestAllocationTextfileStaysBoundedAt16384Nodes(t *testing.T) {
+func TestPromAllocationTextfileStaysBoundedAt16384Nodes(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		r    *results.Results
@@ -300,7 +300,7 @@ func TestAllocationTextfileStaysBoundedAt16384Nodes(t *testing.T) {
 // that Prometheus' parser and promtool read, and a value is at most
 // maxLabelBytes: newlines and tabs become spaces, quotes and backslashes
 // are escaped, invalid UTF-8 and control characters made visible.
-func TestAllocationTextfileKeepsHostileLabelValuesOnOneLine(t *testing.T) {
+func TestPromAllocationTextfileKeepsHostileLabelValuesOnOneLine(t *testing.T) {
 	long := strings.Repeat("é", 5000) // 10 KB, two bytes a character
 	hostile := []string{"a\nb", `q"uote`, `back\slash`, "cr\rlf\r\n", "tab\there", "nul\x00", "bad\xffutf8", "esc\x1b[31m", `}{"`, "# HELP x y\nfake 1", long}
 	cleaned := []string{"a b", `q"uote`, `back\slash`, "cr lf  ", "tab here", `nul\x00`, "bad\ufffdutf8", `esc\x1b[31m`, `}{"`, "# HELP x y fake 1",
@@ -336,7 +336,7 @@ func TestAllocationTextfileKeepsHostileLabelValuesOnOneLine(t *testing.T) {
 
 // Every count follows nodeWeight: a representative standing for 100 alike
 // nodes counts as 100 of them.
-func TestAllocationCountsFollowTheNodesWeight(t *testing.T) {
+func TestPromAllocationCountsFollowTheNodesWeight(t *testing.T) {
 	defer func(w func(results.Node) int) { nodeWeight = w }(nodeWeight)
 	nodeWeight = func(n results.Node) int {
 		if n.Name == "gpu0001" || n.Name == "gpu0007" {
@@ -362,7 +362,7 @@ func TestAllocationCountsFollowTheNodesWeight(t *testing.T) {
 	}
 }
 
-func TestTallyFoldsTheRestIntoOther(t *testing.T) {
+func TestPromTallyFoldsTheRestIntoOther(t *testing.T) {
 	tl := tally{}
 	for i := range 30 {
 		tl.add(100-i, fmt.Sprintf("v%02d", i))

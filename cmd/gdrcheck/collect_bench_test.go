@@ -14,32 +14,40 @@ import (
 
 // jobOf writes a job directory of n nodes, each a copy of the 8 x H100 +
 // 8 CX-7 fixture node's results.json (about 86 KB) under its own name.
-func jobOf(b *testing.B, n int) string {
-	b.Helper()
-	one := b.TempDir()
-	if r := gdrcheck(b, "run", "-q", "--host-root", nodes+"h100x8-nvswitch-cx7-pix.ttar", "--out", one); r.code != 0 {
-		b.Fatalf("fixture run: exit %d\n%s", r.code, r.stderr)
+// edit, where given, changes node i's copy (1-based) first, or says it
+// never reported (false: no results.json).
+func jobOf(tb testing.TB, n int, edit func(i int, node *results.Node) bool) string {
+	tb.Helper()
+	one := tb.TempDir()
+	if r := gdrcheck(tb, "run", "-q", "--host-root", nodes+"h100x8-nvswitch-cx7-pix.ttar", "--out", one); r.code != 0 {
+		tb.Fatalf("fixture run: exit %d\n%s", r.code, r.stderr)
 	}
 	src, err := results.Read(filepath.Join(one, "results.json"))
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	dir := b.TempDir()
+	fixture := src.Nodes[0]
+	dir := tb.TempDir()
 	var names []string
 	for i := 1; i <= n; i++ {
-		name := fmt.Sprintf("gpu%04d", i)
+		name := nodeName(i)
 		names = append(names, name)
-		src.Nodes[0].Name = name
+		node := fixture
+		node.Name = name
+		if edit != nil && !edit(i, &node) {
+			continue
+		}
+		src.Nodes = []results.Node{node}
 		if err := os.MkdirAll(filepath.Join(dir, "nodes", name), 0o755); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 		if err := src.Write(filepath.Join(dir, "nodes", name, "results.json")); err != nil {
-			b.Fatal(err)
+			tb.Fatal(err)
 		}
 	}
 	job := fmt.Sprintf(`{"id": "4711", "nodes": [%s], "started": %q, "config": {}, "version": "bench"}`, quoteAll(names), time.Now().UTC().Format(time.RFC3339))
 	if err := os.WriteFile(filepath.Join(dir, "job.json"), []byte(job), 0o644); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return dir
 }
@@ -59,7 +67,7 @@ func quoteAll(ss []string) string {
 // merge, and the process's peak RSS (the goal is 5 s and 256 MiB on a
 // 2-core machine).
 func BenchmarkCollect1024Nodes(b *testing.B) {
-	dir := jobOf(b, 1024)
+	dir := jobOf(b, 1024, nil)
 	var peak int64
 	for b.Loop() {
 		cmd := exec.Command(bin, "collect", dir)
