@@ -312,6 +312,11 @@ func TestPromAllocationTextfileKeepsHostileLabelValuesOnOneLine(t *testing.T) {
 		n.Profile = h
 	}
 	r.Tool.Version = "v\n1"
+	// A node named with a newline and quotes, named an outlier.
+	evil := "evil\n\"node\\" + long
+	r.Nodes[7].Name = evil
+	alloc := &r.Nodes[len(r.Nodes)-1]
+	alloc.Suites[0].Specs[2].Metrics = append(alloc.Suites[0].Specs[2].Metrics, results.Metric{Name: "busbw_robust_z", Value: -6, Subject: evil, Verdict: "fail"})
 	b := allocationTextfile(t, r, PromJob{ID: "47\"11\n", Nodes: len(r.Nodes)})
 	checkPromLinters(t, b)
 	got := samples(t, b)
@@ -328,6 +333,10 @@ func TestPromAllocationTextfileKeepsHostileLabelValuesOnOneLine(t *testing.T) {
 		if got[s] != 1 {
 			t.Errorf("%q: %s = %v", hostile[i], s, got[s])
 		}
+	}
+	outlier := `evil "node\` + strings.Repeat("é", 57) + "..." // 11 + 114 + 3 bytes
+	if s := key("gdrcheck_scaling_outlier", "node", "allocation", "outlier", outlier, "metric", "busbw_robust_z", "verdict", "fail"); got[s] != -6 {
+		t.Errorf("the node named with a newline: %s = %v\n%s", s, got[s], b)
 	}
 	if got[key("gdrcheck_job_verdict_info", "node", "allocation", "job_id", `47"11 `, "verdict", "unevaluable")] != 1 {
 		t.Errorf("the job id is not one clean label value:\n%s", b)

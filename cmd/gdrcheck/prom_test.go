@@ -307,8 +307,9 @@ func TestARunWhoseTextfileCannotBeWrittenFailsNamingIt(t *testing.T) {
 	}
 }
 
-// The alert rules the README offers are rules Prometheus loads.
-func TestTheREADMEsAlertRulesAreValid(t *testing.T) {
+// readmeRules writes the README's alert rules to a file and returns its path.
+func readmeRules(t *testing.T) string {
+	t.Helper()
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -325,6 +326,12 @@ func TestTheREADMEsAlertRulesAreValid(t *testing.T) {
 	if _, err := exec.LookPath("promtool"); err != nil {
 		t.Fatalf("promtool is needed to check the rules (make deps installs Debian's prometheus): %v", err)
 	}
+	return path
+}
+
+// The alert rules the README offers are rules Prometheus loads.
+func TestTheREADMEsAlertRulesAreValid(t *testing.T) {
+	path := readmeRules(t)
 	if out, err := exec.Command("promtool", "check", "rules", path).CombinedOutput(); err != nil || !strings.Contains(string(out), "SUCCESS") {
 		t.Errorf("promtool check rules: %v\n%s", err, out)
 	}
