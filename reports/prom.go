@@ -65,7 +65,13 @@ func (m *promMetrics) vec(name, help string, labels ...string) *promVec {
 // twice keeps the last value: results.json never holds two, and a view
 // must not fail a run for it.
 func (p *promVec) set(value float64, labels ...string) {
-	g, err := p.v.GetMetricWithLabelValues(labels...)
+	// Values come from nodes: invalid UTF-8 would fail the whole file
+	// (and with it the run's set), a newline split an alert's text.
+	clean := make([]string, len(labels))
+	for i, l := range labels {
+		clean[i] = labelValue(l)
+	}
+	g, err := p.v.GetMetricWithLabelValues(clean...)
 	if err != nil {
 		p.m.errs = append(p.m.errs, fmt.Errorf("metric %s %q: %w", p.name, labels, err))
 		return

@@ -175,3 +175,18 @@ func TestPrometheusTextfileHasNoBusBandwidthOfOneRank(t *testing.T) {
 		t.Errorf("the two-rank run is missing:\n%s", out)
 	}
 }
+
+// A node's kernel string of invalid UTF-8 with a newline in it (a
+// recording's): the node's textfile is still written, its label one line
+// of valid UTF-8, where the registry used to refuse the whole file.
+func TestPrometheusTextfileTakesAnInvalidFact(t *testing.T) {
+	r := promSample()
+	r.Nodes[0].Facts = append(r.Nodes[0].Facts, results.Fact{Name: "kernel", Value: "6.8\xff\nbad_metric 1"})
+	var buf bytes.Buffer
+	if err := WritePrometheus(&buf, r); err != nil {
+		t.Fatalf("an invalid fact lost the textfile: %v", err)
+	}
+	if !strings.Contains(buf.String(), `kernel="6.8`+"\uFFFD"+` bad_metric 1"`) || strings.Contains(buf.String(), "\nbad_metric 1") {
+		t.Errorf("kernel label not cleaned:\n%s", buf.String())
+	}
+}
