@@ -16,9 +16,11 @@ import (
 // The Prometheus textfile (--prom-textfile) is the GPUDirect evidence of
 // results.json as node_exporter's textfile collector reads it: gauges in
 // base units, _info series that carry labels, and a node label on every
-// series, so that one file can hold a whole job. Like every view it only
-// renders: the verdicts in it are the specs' (gdrcheck_spec_failures) and
-// the path verdict the harness recorded for each run.
+// series. This file is the per-node form, which gdrcheck run writes on the
+// node it ran on; a job writes the allocation form (prom_alloc.go). Like
+// every view it only renders: the verdicts in it are the specs'
+// (gdrcheck_spec_failures) and the path verdict the harness recorded for
+// each run.
 
 // PromExt is the suffix node_exporter's textfile collector reads.
 const PromExt = ".prom"
@@ -63,7 +65,13 @@ func (m *promMetrics) vec(name, help string, labels ...string) *promVec {
 // twice keeps the last value: results.json never holds two, and a view
 // must not fail a run for it.
 func (p *promVec) set(value float64, labels ...string) {
-	g, err := p.v.GetMetricWithLabelValues(labels...)
+	// Values come from nodes: invalid UTF-8 would fail the whole file
+	// (and with it the run's set), a newline split an alert's text.
+	clean := make([]string, len(labels))
+	for i, l := range labels {
+		clean[i] = labelValue(l)
+	}
+	g, err := p.v.GetMetricWithLabelValues(clean...)
 	if err != nil {
 		p.m.errs = append(p.m.errs, fmt.Errorf("metric %s %q: %w", p.name, labels, err))
 		return
@@ -217,7 +225,7 @@ func (m *promMetrics) run(node string, run results.Run) {
 // scaling renders the runs across nodes, the allocation's.
 func (m *promMetrics) scaling(runs []results.Run) {
 	for _, run := range runs {
-		if run.Suite != "scale" || len(run.Points) == 0 && run.BusBW == 0 {
+		if !scalingMeasured(run) {
 			continue
 		}
 		bps, err := bytesPerSecond(run.Unit)
@@ -231,6 +239,12 @@ func (m *promMetrics) scaling(runs []results.Run) {
 			m.scalingRatio.set(run.BusBW/b.Expected, labels...)
 		}
 	}
+}
+
+// scalingMeasured says a run is one of the scaling suite's across nodes
+// and measured something.
+func scalingMeasured(run results.Run) bool {
+	return run.Suite == "scale" && (len(run.Points) > 0 || run.BusBW != 0)
 }
 
 func orUnknown(s string) string {
@@ -248,6 +262,12 @@ func WritePrometheus(w io.Writer, r *results.Results) error {
 		m.node(r, n)
 	}
 	m.scaling(r.Runs)
+	return m.write(w)
+}
+
+// write gathers the registry and writes it in the text format, or the
+// failures the series collected instead.
+func (m *promMetrics) write(w io.Writer) error {
 	if err := errors.Join(m.errs...); err != nil {
 		return err
 	}

@@ -66,9 +66,15 @@ func TestPrometheusTextfileMatchesGoldenAndPassesTheLinter(t *testing.T) {
 	if buf.String() != string(want) {
 		t.Errorf("%s differs (go test ./reports -update rewrites it):\n%s", golden, buf.String())
 	}
-	// Both linters: client_golang's, and the promtool Debian ships,
-	// whose older rules differ (no type name anywhere in a name).
-	problems, err := promlint.New(bytes.NewReader(buf.Bytes())).Lint()
+	checkPromLinters(t, buf.Bytes())
+}
+
+// checkPromLinters runs both linters over a textfile: client_golang's,
+// and the promtool Debian ships, whose older rules differ (no type name
+// anywhere in a name). Neither may have anything to say.
+func checkPromLinters(t *testing.T, b []byte) {
+	t.Helper()
+	problems, err := promlint.New(bytes.NewReader(b)).Lint()
 	if err != nil || len(problems) > 0 {
 		t.Errorf("promlint: %v %+v", err, problems)
 	}
@@ -76,7 +82,7 @@ func TestPrometheusTextfileMatchesGoldenAndPassesTheLinter(t *testing.T) {
 		t.Fatalf("promtool is needed to lint the textfile (make deps installs Debian's prometheus): %v", err)
 	}
 	cmd := exec.Command("promtool", "check", "metrics")
-	cmd.Stdin = bytes.NewReader(buf.Bytes())
+	cmd.Stdin = bytes.NewReader(b)
 	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
@@ -167,5 +173,20 @@ func TestPrometheusTextfileHasNoBusBandwidthOfOneRank(t *testing.T) {
 	}
 	if !strings.Contains(out, `gdrcheck_busbw_bytes_per_second{mem="",mode="direct",node="vm",op="all_gather",suite="collectives"} 3e+11`) {
 		t.Errorf("the two-rank run is missing:\n%s", out)
+	}
+}
+
+// A node's kernel string of invalid UTF-8 with a newline in it (a
+// recording's): the node's textfile is still written, its label one line
+// of valid UTF-8, where the registry used to refuse the whole file.
+func TestPrometheusTextfileTakesAnInvalidFact(t *testing.T) {
+	r := promSample()
+	r.Nodes[0].Facts = append(r.Nodes[0].Facts, results.Fact{Name: "kernel", Value: "6.8\xff\nbad_metric 1"})
+	var buf bytes.Buffer
+	if err := WritePrometheus(&buf, r); err != nil {
+		t.Fatalf("an invalid fact lost the textfile: %v", err)
+	}
+	if !strings.Contains(buf.String(), `kernel="6.8`+"\uFFFD"+` bad_metric 1"`) || strings.Contains(buf.String(), "\nbad_metric 1") {
+		t.Errorf("kernel label not cleaned:\n%s", buf.String())
 	}
 }

@@ -13,6 +13,10 @@ type WriteOptions struct {
 	// PromTextfile, when set, is where the Prometheus textfile goes
 	// (--prom-textfile), usually node_exporter's textfile directory.
 	PromTextfile string
+	// PromJob, when set, makes the textfile the allocation form (a job's:
+	// the job as a whole, bounded); nil, the per-node form (gdrcheck run:
+	// every series of every node in r).
+	PromJob *PromJob
 }
 
 // WriteAll writes junit.xml, report.html, the Prometheus textfile where
@@ -39,8 +43,8 @@ func WriteAll(dir string, r *results.Results, o WriteOptions) error {
 }
 
 // Stage renders junit.xml and report.html of r into set, for dir, and the
-// Prometheus textfile where o asks for one, each written to its staged
-// file as it is rendered.
+// Prometheus textfile where o asks for one, in the form o asks for, each
+// written to its staged file as it is rendered.
 func Stage(set *results.FileSet, dir string, r *results.Results, o WriteOptions) error {
 	if err := set.AddFunc(filepath.Join(dir, "junit.xml"), func(w io.Writer) error { return WriteJUnit(w, r, o.JUnit) }); err != nil {
 		return err
@@ -48,8 +52,11 @@ func Stage(set *results.FileSet, dir string, r *results.Results, o WriteOptions)
 	if err := set.AddFunc(filepath.Join(dir, "report.html"), func(w io.Writer) error { return WriteHTML(w, r) }); err != nil {
 		return err
 	}
-	if o.PromTextfile != "" {
-		return StagePrometheus(set, o.PromTextfile, r)
+	switch {
+	case o.PromTextfile == "":
+		return nil
+	case o.PromJob != nil:
+		return StageAllocationPrometheus(set, o.PromTextfile, r, *o.PromJob)
 	}
-	return nil
+	return StagePrometheus(set, o.PromTextfile, r)
 }

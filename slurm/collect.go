@@ -87,6 +87,7 @@ func NodeOut(dir string) string { return filepath.Join(dir, nodesDir, "{node}") 
 type Merged struct {
 	Results *results.Results
 	set     results.FileSet
+	job     reports.PromJob // what the allocation textfile says of the job
 }
 
 // Collect merges whatever a job left in dir: every node's results.json,
@@ -137,7 +138,8 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 	if len(job.Config.Suites) > 0 {
 		res.Tool.Suites = job.Config.Suites
 	}
-	m := &Merged{Results: res}
+	// Without job.json the textfile counts the node entries instead.
+	m := &Merged{Results: res, job: reports.PromJob{ID: job.ID, Nodes: len(job.Nodes)}}
 	// Past results.FoldAbove nodes, alike nodes fold into groups: the
 	// reports of 16,384 nodes hold a few hundred in full.
 	fold := results.NewFolder(0)
@@ -222,8 +224,11 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 
 // Write renders junit.xml, report.html and the Prometheus textfile o asks
 // for from the slim results and commits them with the staged
-// results.json, which is renamed last.
+// results.json, which is renamed last. The textfile is the allocation
+// form: the job as a whole, never its nodes' own series, which their own
+// node_exporters serve.
 func (m *Merged) Write(o reports.WriteOptions) error {
+	o.PromJob = &m.job
 	var set results.FileSet
 	if err := reports.Stage(&set, filepath.Dir(m.resultsPath()), m.Results, o); err != nil {
 		m.Discard()

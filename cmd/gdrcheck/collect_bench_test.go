@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // nodeShapes are one node's results.json of the shape issue 19 measured
@@ -67,7 +68,7 @@ func jobOf(t testing.TB, n int, faulty ...int) string {
 	dir := t.TempDir()
 	var names []string
 	for i := 1; i <= n; i++ {
-		name := fmt.Sprintf("gpu%05d", i)
+		name := nodeName(i)
 		names = append(names, name)
 		src := healthy
 		if bad[i] {
@@ -86,6 +87,35 @@ func jobOf(t testing.TB, n int, faulty ...int) string {
 	}
 	return dir
 }
+
+// editedJobOf is jobOf with node i's copy changed by edit first, or left
+// out (edit says false: it never reported). Each node is decoded and
+// encoded again, so it is for jobs of a thousand nodes, not the largest.
+func editedJobOf(t testing.TB, n int, edit func(i int, node *results.Node) bool) string {
+	t.Helper()
+	dir := jobOf(t, n)
+	for i := 1; i <= n; i++ {
+		name := nodeName(i)
+		path := filepath.Join(dir, "nodes", name, "results.json")
+		r, err := results.Read(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !edit(i, &r.Nodes[0]) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := r.Write(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// nodeName is jobOf's name of node i.
+func nodeName(i int) string { return fmt.Sprintf("gpu%05d", i) }
 
 func quoteAll(ss []string) string {
 	q := make([]string, len(ss))

@@ -94,9 +94,12 @@ allocation that never reported, a failure saying why (its step's fate and
 the last lines it printed). It writes DIR/results.json and DIR/junit.xml and
 prints the tables. Use it on the directory of a job that was killed or lost.
 
-With --prom-textfile PATH it also writes one Prometheus textfile for
-node_exporter's textfile collector, in the same set: every node's series,
-each labelled node="<name>", the multi-node runs node="allocation".`,
+With --prom-textfile PATH it also writes a Prometheus textfile for
+node_exporter's textfile collector, in the same set: the allocation's
+series only, labelled node="allocation" (the verdict, nodes by status and
+by failing suite, mechanism, profile and driver, the scaling runs, the
+worst outliers), bounded for any node count. Each node's own series come
+from its own gdrcheck run --prom-textfile.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkPromTextfile(prom); err != nil {

@@ -144,7 +144,8 @@ var timestampLine = regexp.MustCompile(`(?m)^(gdrcheck_last_run_timestamp_second
 // paths, BAR1 and bandwidths as those runs measured them; the H100 node's
 // file is the golden one, its timestamp made stable.
 func TestPromTextfileCarriesTheRecordedNodesEvidence(t *testing.T) {
-	_, _, path := runFixtureProm(t, "h200x2-nv18-vm")
+	_, res, path := runFixtureProm(t, "h200x2-nv18-vm")
+	checkPromAgrees(t, path, res)
 	got := promSeries(t, path)
 	run := func(name, suite, op, mode string) string {
 		return series(name, "node", "vm", "suite", suite, "op", op, "mode", mode, "mem", "")
@@ -169,7 +170,8 @@ func TestPromTextfileCarriesTheRecordedNodesEvidence(t *testing.T) {
 		}
 	}
 
-	_, _, path = runFixtureProm(t, "h100x8-nvswitch-cx7-pix")
+	_, res, path = runFixtureProm(t, "h100x8-nvswitch-cx7-pix")
+	checkPromAgrees(t, path, res)
 	got = promSeries(t, path)
 	wantSeries(t, got, map[string]float64{
 		series("gdrcheck_gpu_nic_path_info", "node", "h100-node", "gpu", "0", "bus_id", "0000:18:00.0", "nic", "mlx5_0", "path", "PIX"):         1,
@@ -189,9 +191,58 @@ func TestPromTextfileCarriesTheRecordedNodesEvidence(t *testing.T) {
 	checkGolden(t, unchanged+"h100x8-nvswitch-cx7-pix.prom", timestampLine.ReplaceAllString(string(b), "$1 0"))
 }
 
-// collect writes one textfile for the whole job: each node's series under
-// its own name, a node that never reported as missing.
-func TestCollectWritesOneTextfileForTheWholeJob(t *testing.T) {
+// checkAllocationAgrees checks a job's textfile against results.json,
+// counted here the plain way: the verdict, the nodes by status and by
+// failing suite, and that every series is the allocation's, at most
+// 1,000 of them.
+func checkAllocationAgrees(t *testing.T, path string, res *results.Results, jobID string) map[string]float64 {
+	t.Helper()
+	got := promSeries(t, path)
+	a := func(name string, kv ...string) string {
+		return series(name, append([]string{"node", "allocation"}, kv...)...)
+	}
+	code := res.ExitCode()
+	want := map[string]float64{
+		a("gdrcheck_job_exit_code"): float64(code),
+		a("gdrcheck_job_verdict_info", "job_id", jobID, "verdict", []string{"pass", "fail", "unevaluable"}[code]): 1,
+		a("gdrcheck_build_info", "version", res.Tool.Version):                                                     1,
+	}
+	status := map[string]float64{results.NodeEvaluated: 0, results.NodeUnevaluable: 0, results.NodeMissing: 0, results.NodeInterrupted: 0}
+	failed := map[string]float64{}
+	for _, n := range res.Nodes {
+		if n.Name == results.AllocationNode || strings.HasSuffix(n.Name, results.ContainerSuffix) {
+			continue
+		}
+		status[n.Status]++
+		for _, s := range n.Suites {
+			failed[s.Name] += 0
+			if s.Counts().Failed > 0 {
+				failed[s.Name]++
+			}
+		}
+	}
+	for st, k := range status {
+		want[a("gdrcheck_job_nodes", "status", st)] = k
+	}
+	for s, k := range failed {
+		want[a("gdrcheck_job_failed_nodes", "suite", s)] = k
+	}
+	wantSeries(t, got, want)
+	for s := range got {
+		if !strings.Contains(s, `node="allocation"`) {
+			t.Errorf("%s: a node's own series in the job's textfile: %s", path, s)
+		}
+	}
+	if len(got) > 1000 {
+		t.Errorf("%s: %d series, want at most 1,000", path, len(got))
+	}
+	return got
+}
+
+// collect writes the allocation's textfile: the job's verdict and its
+// nodes counted, a node that never reported among them, and none of the
+// nodes' own series (their own node_exporters serve those).
+func TestCollectWritesTheAllocationTextfileOfTheJob(t *testing.T) {
 	dir := t.TempDir()
 	for name, fixture := range map[string]string{"gpu01": "h100x8-nic-sys", "gpu02": "h100x8-proprietary-no-peermem"} {
 		_, res, _ := runFixtureProm(t, fixture)
@@ -207,7 +258,7 @@ func TestCollectWritesOneTextfileForTheWholeJob(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "job.json"), []byte(job), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	prom := filepath.Join(t.TempDir(), "gdrcheck.prom")
+	prom := filepath.Join(t.TempDir(), "gdrcheck-job.prom")
 	r := gdrcheck(t, "collect", dir, "--prom-textfile", prom)
 	if r.code != 2 {
 		t.Errorf("exit %d, want 2 (gpu03 never reported)\n%s", r.code, r.stderr)
@@ -217,24 +268,23 @@ func TestCollectWritesOneTextfileForTheWholeJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPromtool(t, prom)
-	checkPromAgrees(t, prom, res)
-	got := promSeries(t, prom)
-	wantSeries(t, got, map[string]float64{
-		series("gdrcheck_gpu_nic_path_info", "node", "gpu01", "gpu", "4", "bus_id", "0000:98:00.0", "nic", "mlx5_4", "path", "SYS"): 1,
-		series("gdrcheck_spec_failures", "node", "gpu01", "suite", "topology"):                                                      2,
-		series("gdrcheck_peer_memory_info", "node", "gpu02", "mechanism", "none", "peermem", "absent"):                              1,
-		series("gdrcheck_fallback_detected", "node", "gpu02", "suite", "negative", "op", "all_reduce", "mode", "p2p-shm-disabled"):  1,
-		series("gdrcheck_build_info", "node", "gpu03", "version", "test"):                                                           1,
-	})
-	missing := false
-	for s := range got {
-		if !strings.Contains(s, `node="`) {
-			t.Errorf("series without a node label: %s", s)
-		}
-		missing = missing || strings.HasPrefix(s, "gdrcheck_node_info{") && strings.Contains(s, `node="gpu03"`) && strings.Contains(s, `status="missing"`)
+	got := checkAllocationAgrees(t, prom, res, "4711")
+	a := func(name string, kv ...string) string {
+		return series(name, append([]string{"node", "allocation"}, kv...)...)
 	}
-	if !missing {
-		t.Errorf("gpu03 is not in gdrcheck_node_info as missing")
+	wantSeries(t, got, map[string]float64{
+		a("gdrcheck_job_allocated_nodes"):                                                 3,
+		a("gdrcheck_job_nodes", "status", "missing"):                                      1,
+		a("gdrcheck_job_nodes", "status", "evaluated"):                                    2,
+		a("gdrcheck_job_failed_nodes", "suite", "topology"):                               1, // gpu01's SYS rail
+		a("gdrcheck_job_peer_memory_nodes", "mechanism", "none", "peermem", "absent"):     1, // gpu02
+		a("gdrcheck_job_peer_memory_nodes", "mechanism", "unknown", "peermem", "unknown"): 1, // gpu03
+		a("gdrcheck_job_verdict_info", "job_id", "4711", "verdict", "unevaluable"):        1,
+	})
+	for s := range got {
+		if strings.Contains(s, "gpu01") || strings.HasPrefix(s, "gdrcheck_gpu_") {
+			t.Errorf("a node's series in the job's textfile: %s", s)
+		}
 	}
 }
 
@@ -257,8 +307,9 @@ func TestARunWhoseTextfileCannotBeWrittenFailsNamingIt(t *testing.T) {
 	}
 }
 
-// The alert rules the README offers are rules Prometheus loads.
-func TestTheREADMEsAlertRulesAreValid(t *testing.T) {
+// readmeRules writes the README's alert rules to a file and returns its path.
+func readmeRules(t *testing.T) string {
+	t.Helper()
 	b, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -275,6 +326,12 @@ func TestTheREADMEsAlertRulesAreValid(t *testing.T) {
 	if _, err := exec.LookPath("promtool"); err != nil {
 		t.Fatalf("promtool is needed to check the rules (make deps installs Debian's prometheus): %v", err)
 	}
+	return path
+}
+
+// The alert rules the README offers are rules Prometheus loads.
+func TestTheREADMEsAlertRulesAreValid(t *testing.T) {
+	path := readmeRules(t)
 	if out, err := exec.Command("promtool", "check", "rules", path).CombinedOutput(); err != nil || !strings.Contains(string(out), "SUCCESS") {
 		t.Errorf("promtool check rules: %v\n%s", err, out)
 	}

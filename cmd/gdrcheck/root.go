@@ -52,7 +52,7 @@ func (o *options) addHostRoot(cmd *cobra.Command) {
 // Help for --prom-textfile: on a node, and for a job or its directory.
 const (
 	promNodeHelp = "also write this node's GPUDirect evidence (mechanism, GPU<->NIC paths, PCIe links, BAR1, busbw, fallbacks, fabric errors, spec failures) as a Prometheus textfile to `PATH`, with the other files; PATH ends in .prom and usually lies in node_exporter's --collector.textfile.directory"
-	promJobHelp  = "also write the job's GPUDirect evidence as one Prometheus textfile to `PATH`, with the other files: every node's series, each labelled node=\"<name>\" (the scaling runs node=\"allocation\"); PATH ends in .prom and usually lies in node_exporter's --collector.textfile.directory"
+	promJobHelp  = "also write the job's verdict as a Prometheus textfile to `PATH`, with the other files: the allocation's series only, node=\"allocation\" (verdict, nodes by status, failing suite, mechanism, profile and driver, the scaling runs, the worst outliers), at most a few hundred for any node count; a node's own series come from its own gdrcheck run --prom-textfile. PATH ends in .prom and usually lies in node_exporter's --collector.textfile.directory"
 )
 
 // addPromTextfile gives a command its --prom-textfile flag.

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -176,14 +175,14 @@ func TestJobOnFourNodesReportsExactlyTheBrokenNodeAndScales(t *testing.T) {
 	if !strings.Contains(r.stdout, "Scaling (all_reduce across nodes)") {
 		t.Errorf("no scaling table:\n%s", r.stdout)
 	}
-	// The job's textfile, written by the job on its first node: every
-	// node under its name, the scaling runs under the allocation.
+	// The job's textfile, written by the job on its first node: the
+	// allocation's series alone, node3 counted among the failing nodes.
 	checkPromtool(t, prom)
-	checkPromAgrees(t, prom, res)
-	got := promSeries(t, prom)
-	if _, ok := got[series("gdrcheck_gpu_nic_path_info", "node", "node3", "gpu", "4", "bus_id", "0000:98:00.0", "nic", "mlx5_4", "path", "SYS")]; !ok {
-		t.Errorf("the textfile lacks node3's SYS path")
-	}
+	got := checkAllocationAgrees(t, prom, res, strings.TrimPrefix(filepath.Base(dir), "job-"))
+	wantSeries(t, got, map[string]float64{
+		series("gdrcheck_job_failed_nodes", "node", "allocation", "suite", "topology"):                                                         1,
+		series("gdrcheck_job_verdict_info", "node", "allocation", "job_id", strings.TrimPrefix(filepath.Base(dir), "job-"), "verdict", "fail"): 1,
+	})
 	for _, run := range res.Runs {
 		if run.Suite != "scale" || len(run.Points) == 0 {
 			continue
@@ -282,12 +281,8 @@ func TestAJobThatHitsItsTimeLimitStillWritesTheMergedReport(t *testing.T) {
 	}
 	// Told to end, the job still wrote its textfile, like its other files.
 	checkPromtool(t, prom)
-	b, _ := os.ReadFile(prom)
-	for _, n := range []string{"node1", "node2", "node3", "node4"} {
-		if !regexp.MustCompile(`gdrcheck_node_info\{[^}]*node="` + n + `"[^}]*status="missing"\} 1`).Match(b) {
-			t.Errorf("%s is not missing in the textfile:\n%s", n, b)
-		}
-	}
+	got := checkAllocationAgrees(t, prom, res, strings.TrimPrefix(filepath.Base(dir), "job-"))
+	wantSeries(t, got, map[string]float64{series("gdrcheck_job_nodes", "node", "allocation", "status", "missing"): 4})
 }
 
 func TestDrainLeavesNodesDrainedByOthersAlone(t *testing.T) {
