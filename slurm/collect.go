@@ -191,7 +191,9 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 				res.Started = r.Started
 			}
 		}
-		if s, err := results.Read(filepath.Join(dir, scaleDir, resultsFile)); err == nil {
+		s, err := results.Read(filepath.Join(dir, scaleDir, resultsFile))
+		switch {
+		case err == nil:
 			for _, r := range s.Runs {
 				if r.Log != "" {
 					r.Log = filepath.Join(scaleDir, r.Log)
@@ -203,8 +205,12 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 					return err
 				}
 			}
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return err
+		case scalingWanted(job, steps) || !errors.Is(err, os.ErrNotExist):
+			// A scaling step that died must not read as a job
+			// without one: the allocation is missing, saying why.
+			if err := add(e, results.Node{Name: AllocationNode, Status: results.NodeMissing, Reason: scalingMissingReason(dir, steps, note, err)}); err != nil {
+				return err
+			}
 		}
 		res.Finished = time.Now().UTC()
 		res.Nodes = fold.Nodes()
@@ -240,34 +246,80 @@ func (m *Merged) Discard() { m.set.Abort() }
 // missingReason says why a node has no results: what happened to the step
 // that should have produced them, and what the node printed last.
 func missingReason(dir, node string, steps []Step, note string, readErr error) string {
-	var parts []string
-	parts = append(parts, fmt.Sprintf("node %s never reported (%s)", node, shortErr(readErr)))
 	step := "node-suites"
 	if strings.HasSuffix(node, results.ContainerSuffix) {
 		step = "container-suite"
 	}
+	parts := []string{fmt.Sprintf("node %s never reported (%s)", node, shortErr(readErr))}
 	for _, s := range steps {
-		if s.Name != step || !slices.Contains(s.Nodes, strings.TrimSuffix(node, results.ContainerSuffix)) {
-			continue
-		}
-		switch {
-		case s.Finished.IsZero():
-			parts = append(parts, "the "+step+" step was still running when the job ended")
-		case s.TimedOut:
-			parts = append(parts, fmt.Sprintf("the %s step hung and the watchdog stopped it after %s", step, s.Finished.Sub(s.Started).Round(time.Second)))
-		case s.Cancelled:
-			parts = append(parts, "the "+step+" step was cancelled when the job was told to end")
-		case s.Error != "":
-			parts = append(parts, "the "+step+" step failed: "+s.Error)
+		if s.Name == step && slices.Contains(s.Nodes, strings.TrimSuffix(node, results.ContainerSuffix)) {
+			parts = append(parts, stepFate(s)...)
 		}
 	}
+	return strings.Join(withTail(parts, note, filepath.Join(dir, nodesDir, node+".log")), "; ")
+}
+
+// scalingWanted says whether the job meant to run the scaling suite, as
+// Leader.Run decides it, or did start it.
+func scalingWanted(job JobInfo, steps []Step) bool {
+	for _, s := range steps {
+		if s.Name == "scaling" {
+			return true
+		}
+	}
+	return job.Config.Scaling && wantsNCCL(job.Config.Suites)
+}
+
+// scalingMissingReason says why the allocation has no results: the
+// scaling step's fate (steps.json) and the last lines it printed
+// (scale/scaling.log).
+func scalingMissingReason(dir string, steps []Step, note string, readErr error) string {
+	parts := []string{fmt.Sprintf("the scaling suite never reported (%s)", shortErr(readErr))}
+	found := false
+	for _, s := range steps {
+		if s.Name != "scaling" {
+			continue
+		}
+		found = true
+		if done := !s.Finished.IsZero() && !s.TimedOut && !s.Cancelled; done && s.ExitCode > 0 {
+			// It ran and ended without results: its exit code is
+			// the step's own failure (a failed spec, exit 1, would
+			// have written them).
+			parts = append(parts, fmt.Sprintf("the scaling step exited %d", s.ExitCode))
+			continue
+		}
+		parts = append(parts, stepFate(s)...)
+	}
+	if !found {
+		parts = append(parts, "the scaling step never started")
+	}
+	return strings.Join(withTail(parts, note, filepath.Join(dir, scaleDir, scaleLogFile)), "; ")
+}
+
+// stepFate says how a step ended, when that explains missing results.
+func stepFate(s Step) []string {
+	switch {
+	case s.Finished.IsZero():
+		return []string{"the " + s.Name + " step was still running when the job ended"}
+	case s.TimedOut:
+		return []string{fmt.Sprintf("the %s step hung and the watchdog stopped it after %s", s.Name, s.Finished.Sub(s.Started).Round(time.Second))}
+	case s.Cancelled:
+		return []string{"the " + s.Name + " step was cancelled when the job was told to end"}
+	case s.Error != "":
+		return []string{"the " + s.Name + " step failed: " + s.Error}
+	}
+	return nil
+}
+
+// withTail adds the note and the last lines of a log to a reason.
+func withTail(parts []string, note, log string) []string {
 	if note != "" {
 		parts = append(parts, note)
 	}
-	if tail := logTail(filepath.Join(dir, nodesDir, node+".log"), 3); tail != "" {
+	if tail := logTail(log, 3); tail != "" {
 		parts = append(parts, "last output: "+tail)
 	}
-	return strings.Join(parts, "; ")
+	return parts
 }
 
 func shortErr(err error) string {
@@ -277,11 +329,24 @@ func shortErr(err error) string {
 	return err.Error()
 }
 
-// logTail returns the last n non-empty lines of a file, joined.
+// logTail returns the last n non-empty lines of a file, joined, read
+// from its last 64 KiB: a log may be as long as the run that wrote it.
 func logTail(path string, n int) string {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	from := max(fi.Size()-64<<10, 0)
+	b := make([]byte, fi.Size()-from)
+	k, _ := f.ReadAt(b, from)
+	b = b[:k]
+	if i := bytes.IndexByte(b, '\n'); from > 0 && i >= 0 {
+		b = b[i+1:] // from a line start
 	}
 	var lines []string
 	for _, l := range bytes.Split(b, []byte("\n")) {

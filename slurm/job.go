@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
 )
@@ -71,7 +72,7 @@ func (l *Leader) Run(ctx context.Context) (*results.Results, error) {
 		return nil, err
 	}
 
-	l.logf("node suites on %s", strings.Join(nodes, ","))
+	l.logf("node suites on %s (%d nodes)", hostlist.Compress(nodes), len(nodes))
 	l.nodeSuites(ctx, nodes)
 	if l.ContainerImage != "" && ctx.Err() == nil {
 		l.logf("container suite in %s", l.ContainerImage)
@@ -90,7 +91,10 @@ func (l *Leader) Run(ctx context.Context) (*results.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := m.Write(reports.WriteOptions{PromTextfile: l.Config.PromTextfile}); err != nil {
+	// With {node} in PATH the node steps' textfiles and the job's
+	// (on the first node) do not overwrite each other.
+	prom := strings.ReplaceAll(l.Config.PromTextfile, "{node}", AllocationNode)
+	if err := m.Write(reports.WriteOptions{PromTextfile: prom}); err != nil {
 		return nil, err
 	}
 	res := m.Results
@@ -166,20 +170,31 @@ func (l *Leader) srun(ctx context.Context, name string, nodes []string, timeout 
 // container image the container suite runs on the host too, so the report
 // can set the two side by side.
 func (l *Leader) nodeSuites(ctx context.Context, nodes []string) {
+	s := l.srun(ctx, "node-suites", nodes, l.stepTimeout(), l.nodeSuitesArgs(nodes), io.Discard)
+	if s.Error != "" {
+		l.logf("node suites: %s", s.Error)
+	}
+}
+
+// nodeSuitesArgs are the node step's srun arguments and command.
+func (l *Leader) nodeSuitesArgs(nodes []string) []string {
 	c := l.Config
 	suites := c.Suites
 	if l.ContainerImage != "" && len(suites) > 0 && !slices.Contains(suites, "container") {
 		suites = append(append([]string{}, suites...), "container")
 	}
-	args := l.stepArgs(nodes, "%N.log")
-	run := l.runArgs(NodeOut(l.Out), "", suites)
 	if l.ContainerImage != "" && len(c.Suites) == 0 {
-		run = l.runArgs(NodeOut(l.Out), "", append(defaultSuites(), "container"))
+		suites = append(defaultSuites(), "container")
 	}
-	s := l.srun(ctx, "node-suites", nodes, l.stepTimeout(), append(args, run...), io.Discard)
-	if s.Error != "" {
-		l.logf("node suites: %s", s.Error)
+	run := l.runArgs(NodeOut(l.Out), "", suites)
+	if c.PromTextfile != "" {
+		// Each node writes its own textfile at PATH on itself, its
+		// series labelled with its name, for its own node_exporter.
+		// The container step does not: PATH may not be mounted in the
+		// image, and it would replace the host's.
+		run = append(run, "--prom-textfile", c.PromTextfile)
 	}
+	return append(l.stepArgs(nodes, "%N.log"), run...)
 }
 
 // containerSuites runs the container suite inside the workload's image
@@ -251,28 +266,102 @@ func defaultSuites() []string {
 	return []string{"bar1", "collectives", "kernel", "negative", "topology"}
 }
 
+// Files of the scaling step in DIR/scale.
+const (
+	scaleNodesFile = "nodes.txt"   // the nodes, one a line (--nodes-file)
+	scaleLogFile   = "scaling.log" // what the step printed
+)
+
 // scale runs the scaling suite from the leader, as a gdrcheck run of its
 // own (Ginkgo runs once per process): all_reduce across 1, 2, 4 ... N
 // nodes through srun, and the pairwise rounds where they are needed. The
 // job only schedules it; the suite judges. What it needs of the nodes
 // (their GPUs and the baseline they matched) comes from their
-// results.json.
+// results.json. The nodes go by file, whatever their number, and what
+// the step prints goes to scale/scaling.log, so that a step that dies
+// leaves its last words for the merged report. The step is recorded in
+// steps.json even when it cannot start.
 func (l *Leader) scale(ctx context.Context, nodes []string) error {
-	first, err := l.firstNode(nodes)
+	s := Step{Name: "scaling", Nodes: nodes, Started: time.Now().UTC()}
+	l.steps = append(l.steps, s)
+	i := len(l.steps) - 1
+	defer func() { _ = writeJSON(filepath.Join(l.Out, stepsFile), l.steps) }()
+	args, err := l.prepareScale(nodes)
 	if err != nil {
+		s.Finished, s.Error = time.Now().UTC(), "not started: "+err.Error()
+		l.steps[i] = s
 		return err
 	}
-	gpus := l.Config.GPUsPerNode
-	if gpus == 0 {
-		gpus, _ = strconv.Atoi(first.Fact("gpus"))
+	s.Command = append([]string{l.Gdrcheck}, args...)
+	l.steps[i] = s
+	_ = writeJSON(filepath.Join(l.Out, stepsFile), l.steps)
+	logPath := filepath.Join(l.Out, scaleDir, scaleLogFile)
+	out, err := os.Create(logPath)
+	if err != nil {
+		s.Finished, s.Error = time.Now().UTC(), "not started: "+err.Error()
+		l.steps[i] = s
+		return err
+	}
+	defer out.Close()
+	l.logf("scaling suite across %s (%d nodes), output in %s", hostlist.Compress(nodes), len(nodes), logPath)
+	cmd := exec.CommandContext(ctx, l.Gdrcheck, args...)
+	cmd.Env = append(os.Environ(), l.Client.Env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	// Told to end, the suite stops its runs and still writes its report.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 30 * time.Second
+	err = cmd.Run()
+	s.Finished = time.Now().UTC()
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		s.Cancelled, s.Error = true, "cancelled: the job was told to end"
+	case errors.As(err, &ee) && ee.ExitCode() == 1:
+		s.ExitCode = 1 // a failed spec: the report says which
+	case err != nil:
+		s.Error = err.Error()
+		if errors.As(err, &ee) {
+			s.ExitCode = ee.ExitCode()
+		}
+	}
+	l.steps[i] = s
+	if s.Error != "" {
+		if tail := logTail(logPath, 3); tail != "" {
+			return fmt.Errorf("scaling suite: %s; last output: %s", s.Error, tail)
+		}
+		return fmt.Errorf("scaling suite: %s", s.Error)
+	}
+	return nil
+}
+
+// prepareScale writes the node file and returns the step's arguments.
+func (l *Leader) prepareScale(nodes []string) ([]string, error) {
+	first, err := l.firstNode(nodes)
+	if err != nil {
+		return nil, err
 	}
 	out := filepath.Join(l.Out, scaleDir)
 	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
+		return nil, err
 	}
+	file := filepath.Join(out, scaleNodesFile)
+	if err := hostlist.WriteFile(file, nodes); err != nil {
+		return nil, err
+	}
+	return l.scaleArgs(file, first), nil
+}
+
+// scaleArgs is the scaling step's command line: the nodes by file, so no
+// argument grows with them. Without -q: its progress names each run's
+// nodes and log, in scale/scaling.log.
+func (l *Leader) scaleArgs(nodesFile string, first results.Node) []string {
 	c := l.Config
-	args := []string{"run", "-q", "--suites", "scaling", "--out", out, "--node-name", AllocationNode,
-		"--nodes", strings.Join(nodes, ","), "--node-results", filepath.Join(l.Out, nodesDir)}
+	gpus := c.GPUsPerNode
+	if gpus == 0 {
+		gpus, _ = strconv.Atoi(first.Fact("gpus"))
+	}
+	args := []string{"run", "--suites", "scaling", "--out", filepath.Join(l.Out, scaleDir), "--node-name", AllocationNode,
+		"--nodes-file", nodesFile, "--node-results", filepath.Join(l.Out, nodesDir)}
 	if gpus > 0 {
 		args = append(args, "--gpus-per-node", strconv.Itoa(gpus))
 	}
@@ -294,41 +383,7 @@ func (l *Leader) scale(ctx context.Context, nodes []string) error {
 	if c.AllowMissingBaseline {
 		args = append(args, "--allow-missing-baseline")
 	}
-	l.logf("scaling suite across %s", strings.Join(nodes, ","))
-	s := Step{Name: "scaling", Nodes: nodes, Command: append([]string{l.Gdrcheck}, args...), Started: time.Now().UTC()}
-	l.steps = append(l.steps, s)
-	i := len(l.steps) - 1
-	_ = writeJSON(filepath.Join(l.Out, stepsFile), l.steps)
-	cmd := exec.CommandContext(ctx, l.Gdrcheck, args...)
-	cmd.Env = append(os.Environ(), l.Client.Env...)
-	var w io.Writer = io.Discard
-	if l.Progress != nil {
-		w = l.Progress
-	}
-	cmd.Stdout, cmd.Stderr = w, w
-	// Told to end, the suite stops its runs and still writes its report.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 30 * time.Second
-	err = cmd.Run()
-	s.Finished = time.Now().UTC()
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		s.Cancelled, s.Error = true, "cancelled: the job was told to end"
-	case errors.As(err, &ee) && ee.ExitCode() == 1:
-		s.ExitCode = 1 // a failed spec: the report says which
-	case err != nil:
-		s.Error = err.Error()
-		if errors.As(err, &ee) {
-			s.ExitCode = ee.ExitCode()
-		}
-	}
-	l.steps[i] = s
-	_ = writeJSON(filepath.Join(l.Out, stepsFile), l.steps)
-	if s.Error != "" {
-		return fmt.Errorf("scaling suite: %s", s.Error)
-	}
-	return nil
+	return args
 }
 
 func (l *Leader) firstNode(nodes []string) (results.Node, error) {

@@ -1,9 +1,12 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
+	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 )
 
 // newEmulatedRankCmd is the rank wrapper of emulated nodes (run
@@ -18,11 +21,15 @@ func newEmulatedRankCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return nccl.EmulatedRank(nodes, gpus, physical, args)
+			names, err := hostlist.ExpandAll(nodes)
+			if err != nil {
+				return fmt.Errorf("--nodes: %w", err)
+			}
+			return nccl.EmulatedRank(names, gpus, physical, args)
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&nodes, "nodes", nil, "the emulated nodes, in rank order")
+	f.StringArrayVar(&nodes, "nodes", nil, "the emulated nodes in rank order, a hostlist (emu[1-4])")
 	f.IntVar(&gpus, "gpus-per-node", 1, "ranks per node")
 	f.IntVar(&physical, "physical-gpus", 0, "GPUs of this machine: with enough, each node gets its own")
 	f.SetInterspersed(false)

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/runner"
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
+	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
@@ -40,6 +40,8 @@ type runOptions struct {
 	perftestDir    string
 	scaling        runner.ScalingOptions
 	emulateNodes   int
+	nodes          []string
+	nodesFile      string
 	scalingArgs    string
 	cmp            compareTo
 	promTextfile   string
@@ -55,7 +57,8 @@ selected spec suites against it in-process. It writes DIR/junit.xml and
 DIR/results.json (atomically) and prints a summary table. With
 --prom-textfile PATH it also writes the node's GPUDirect evidence for
 node_exporter's textfile collector, in the same set; every series carries
-a node label, the name the node reports under.
+a node label, the name the node reports under, and {node} in PATH (as in
+--out) is that name.
 
 Suites:
 ` + suites.LabelHelp() + `
@@ -89,10 +92,11 @@ still reported, and the library's error with its likely cause).`,
 	f.StringVar(&r.baselineDir, "baseline-dir", "", "`DIR` of baseline YAML files (default: the baselines shipped with gdrcheck)")
 	f.BoolVar(&r.allowMissing, "allow-missing-baseline", false, "report measurements of a node no baseline matches instead of failing them")
 	// The scaling suite: an allocation, not this node.
-	f.StringSliceVar(&r.scaling.Nodes, "nodes", nil, "scaling: the allocation's nodes, comma-separated, in order (node1,node2 or node[1-8])")
+	f.StringArrayVar(&r.nodes, "nodes", nil, "scaling: the allocation's nodes in order, a Slurm hostlist (node1,node2 or gpu[00001-16384]; repeatable)")
+	f.StringVar(&r.nodesFile, "nodes-file", "", "scaling: read the allocation's nodes from `FILE`, one name (or hostlist) a line, for lists too long for one argument")
 	f.IntVar(&r.emulateNodes, "emulate-nodes", 0, "scaling: play `N` nodes on this machine (one UTS namespace, hostname and NCCL_HOSTID per node; root and mpirun needed), to rehearse a job on one box")
 	f.IntVar(&r.scaling.GPUsPerNode, "gpus-per-node", 0, "scaling: ranks per node (default: what the nodes reported in --node-results, else 1)")
-	f.StringVar(&r.scaling.Launch, "launcher", "", "scaling: start the ranks of a run with `CMD`, a template of {nodes} {ranks} {gpus} {nodelist} (default: srun --nodes={nodes} --ntasks={ranks} --ntasks-per-node={gpus} --nodelist={nodelist}, or mpirun through emulated nodes)")
+	f.StringVar(&r.scaling.Launch, "launcher", "", "scaling: start the ranks of a run with `CMD`, a template of {nodes} {ranks} {gpus} {nodelist} ({nodelist}: a Slurm hostlist, gpu[001-064]; default: srun --nodes={nodes} --ntasks={ranks} --ntasks-per-node={gpus} --nodelist={nodelist}, or mpirun through emulated nodes)")
 	f.StringArrayVar(&r.scaling.SrunArgs, "srun-arg", nil, "scaling: extra srun option for the default launcher, e.g. --mpi=pmix (repeatable)")
 	f.StringVar(&r.scaling.NodeResults, "node-results", "", "scaling: `DIR` holding each node's results.json of the node suites (DIR/<node>/results.json), for outliers and the baseline")
 	f.StringVar(&r.scaling.Profile, "baseline-profile", "", "scaling: judge with this baseline profile (default: the one the nodes matched)")
@@ -123,10 +127,11 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	if err := checkPromTextfile(r.promTextfile); err != nil {
 		return err
 	}
-	// Under srun every node writes its own directory: {node} is this
-	// node's name.
+	// Under srun every node writes its own directory and textfile:
+	// {node} is this node's name.
 	r.nodeName = strings.ReplaceAll(r.nodeName, "{node}", nodeNameFor(""))
 	r.out = strings.ReplaceAll(r.out, "{node}", nodeNameFor(r.nodeName))
+	r.promTextfile = strings.ReplaceAll(r.promTextfile, "{node}", nodeNameFor(r.nodeName))
 	if err := os.MkdirAll(r.out, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
@@ -143,9 +148,9 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 		return err
 	}
 	if r.scaling.Emulate {
-		fmt.Fprintf(stdout, "gdrcheck %s: suite scaling across %d emulated nodes (%s) on this machine\n", version, len(r.scaling.Nodes), strings.Join(r.scaling.Nodes, ","))
+		fmt.Fprintf(stdout, "gdrcheck %s: suite scaling across %d emulated nodes (%s) on this machine\n", version, len(r.scaling.Nodes), hostlist.Compress(r.scaling.Nodes))
 	} else if slices.Contains(selected, suites.ScalingArea) {
-		fmt.Fprintf(stdout, "gdrcheck %s: suite scaling across %s\n", version, strings.Join(r.scaling.Nodes, ","))
+		fmt.Fprintf(stdout, "gdrcheck %s: suite scaling across %s (%d nodes)\n", version, hostlist.Compress(r.scaling.Nodes), len(r.scaling.Nodes))
 	} else {
 		fmt.Fprintf(stdout, "gdrcheck %s: host root %s, suites %s\n", version, o.hostRoot, strings.Join(selected, ","))
 	}
@@ -278,16 +283,19 @@ func printPromPath(w io.Writer, path string) {
 }
 
 // scalingOptions checks the scaling flags against the suites selected and
-// fills in the emulated nodes.
+// fills in the nodes: emulated, from --nodes, or from --nodes-file.
 func (r *runOptions) scalingOptions(selected []string) error {
 	scaling := slices.Contains(selected, suites.ScalingArea)
-	set := len(r.scaling.Nodes) > 0 || r.emulateNodes > 0 || r.scaling.NodeResults != "" || r.scaling.Launch != "" || r.scaling.Profile != "" || r.scalingArgs != ""
+	given := len(r.nodes) > 0 || r.nodesFile != ""
+	set := given || r.emulateNodes > 0 || r.scaling.NodeResults != "" || r.scaling.Launch != "" || r.scaling.Profile != "" || r.scalingArgs != ""
 	switch {
 	case !scaling && set:
-		return fmt.Errorf("--nodes, --emulate-nodes, --node-results, --launcher, --baseline-profile and --scaling-args belong to the scaling suite (--suites scaling)")
+		return fmt.Errorf("--nodes, --nodes-file, --emulate-nodes, --node-results, --launcher, --baseline-profile and --scaling-args belong to the scaling suite (--suites scaling)")
 	case !scaling:
 		return nil
-	case r.emulateNodes > 0 && len(r.scaling.Nodes) > 0:
+	case len(r.nodes) > 0 && r.nodesFile != "":
+		return fmt.Errorf("--nodes and --nodes-file both name the nodes: give one")
+	case r.emulateNodes > 0 && given:
 		return fmt.Errorf("--emulate-nodes names its own nodes (emu1 ...): drop --nodes")
 	case r.emulateNodes == 1:
 		return fmt.Errorf("--emulate-nodes %d: emulate at least 2 nodes", r.emulateNodes)
@@ -298,49 +306,21 @@ func (r *runOptions) scalingOptions(selected []string) error {
 			return err
 		}
 		r.scaling.Self = exe
-	case len(r.scaling.Nodes) == 0:
-		return fmt.Errorf("--suites scaling judges an allocation: give its nodes (--nodes node1,node2,...) or --emulate-nodes N")
+	case !given:
+		return fmt.Errorf("--suites scaling judges an allocation: give its nodes (--nodes node1,node2,..., --nodes-file FILE) or --emulate-nodes N")
+	case r.nodesFile != "":
+		nodes, err := hostlist.ReadFile(r.nodesFile)
+		if err != nil {
+			return fmt.Errorf("--nodes-file: %w", err)
+		}
+		r.scaling.Nodes = nodes
+	default:
+		nodes, err := hostlist.ExpandAll(r.nodes)
+		if err != nil {
+			return fmt.Errorf("--nodes: %w", err)
+		}
+		r.scaling.Nodes = nodes
 	}
 	r.scaling.Args = strings.Fields(r.scalingArgs)
-	nodes, err := expandNodes(r.scaling.Nodes)
-	if err != nil {
-		return fmt.Errorf("--nodes: %w", err)
-	}
-	r.scaling.Nodes = nodes
 	return nil
-}
-
-// expandNodes expands Slurm-style ranges (node[1-3,7] is node1 node2
-// node3 node7, zero padding kept) and rejects a node named twice.
-func expandNodes(in []string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	for _, w := range in {
-		names := []string{w}
-		if i := strings.IndexByte(w, '['); i >= 0 && strings.HasSuffix(w, "]") {
-			names = nil
-			for _, part := range strings.Split(w[i+1:len(w)-1], ",") {
-				lo, hi, isRange := strings.Cut(part, "-")
-				if !isRange {
-					hi = lo
-				}
-				a, err1 := strconv.Atoi(lo)
-				b, err2 := strconv.Atoi(hi)
-				if err1 != nil || err2 != nil || a > b {
-					return nil, fmt.Errorf("%q: %q is not a range like 1-8", w, part)
-				}
-				for k := a; k <= b; k++ {
-					names = append(names, fmt.Sprintf("%s%0*d", w[:i], len(lo), k))
-				}
-			}
-		}
-		for _, n := range names {
-			if n == "" || seen[n] {
-				return nil, fmt.Errorf("%q named twice or empty", n)
-			}
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out, nil
 }

@@ -161,10 +161,36 @@ func TestScalingFlagsOutsideTheScalingSuiteAreRefused(t *testing.T) {
 		{"run", "--suites", "scaling"},
 		{"run", "--suites", "scaling", "--nodes", "a,a"},
 		{"run", "--suites", "scaling", "--nodes", "a,b", "--launcher", "srun -N {node}"},
+		{"run", "--suites", "scaling", "--nodes", "node[1-2]", "--nodes", "node2"},
+		{"run", "--suites", "scaling", "--nodes", "a,b", "--nodes-file", "nodes.txt"},
+		{"run", "--suites", "scaling", "--nodes-file", "/nonexistent/nodes.txt"},
+		{"run", "--suites", "topology", "--nodes-file", "nodes.txt"},
+		// Names that could split a list or read as an option, and a
+		// range too large to hold.
+		{"run", "--suites", "scaling", "--nodes", "a b,c"},
+		{"run", "--suites", "scaling", "--nodes", "a,-rf"},
+		{"run", "--suites", "scaling", "--nodes", "gpu[1-999999999]"},
+		{"run", "--suites", "scaling", "--nodes", "gpu[1-2"},
 	} {
 		r := gdrcheck(t, args...)
 		if r.code != 2 || r.stderr == "" {
 			t.Errorf("gdrcheck %v: exit %d, stderr %q; want 2 with the reason", args, r.code, r.stderr)
 		}
+	}
+}
+
+// The emulated launcher passes its nodes as a hostlist (emu[1-10]): each
+// rank finds its node by position in the expanded list.
+func TestEmulatedRankExpandsItsHostlist(t *testing.T) {
+	cmd := exec.Command(bin, "emulated-rank", "--nodes", "emu[1-10]", "--gpus-per-node", "1", "--", "true")
+	cmd.Env = append(os.Environ(), "OMPI_COMM_WORLD_RANK=10")
+	r := runCmd(t, cmd)
+	if r.code == 0 || !strings.Contains(r.stderr, "rank 10 is beyond 10 node(s)") {
+		t.Errorf("exit %d, stderr %q: want rank 10 beyond the 10 nodes of emu[1-10]", r.code, r.stderr)
+	}
+	cmd = exec.Command(bin, "emulated-rank", "--nodes", "emu1,-x", "--", "true")
+	cmd.Env = append(os.Environ(), "OMPI_COMM_WORLD_RANK=0")
+	if r := runCmd(t, cmd); r.code == 0 || !strings.Contains(r.stderr, "not a node name") {
+		t.Errorf("a hostile node name: exit %d, stderr %q", r.code, r.stderr)
 	}
 }

@@ -144,7 +144,7 @@ node could not be evaluated or never reported.`,
 	f.BoolVar(&wait, "wait", false, "wait for the job, print the tables and exit 0/1/2 like run")
 	f.DurationVar(&poll, "poll", 5*time.Second, "how often --wait asks Slurm about the job")
 	f.StringVar(&format, "format", "text", "table format: text or markdown")
-	addPromTextfile(cmd, &s.Job.PromTextfile, "the job writes its verdict as a Prometheus textfile to `PATH` on its first node when it ends, with the other files: the allocation's series only, node=\"allocation\" (verdict, nodes by status, failing suite, mechanism, profile and driver, the scaling runs, the worst outliers), at most a few hundred for any node count; PATH ends in .prom and usually lies in that node's node_exporter --collector.textfile.directory, under a name other than the node's own textfile")
+	addPromTextfile(cmd, &s.Job.PromTextfile, "the job writes its verdict as a Prometheus textfile to `PATH` on its first node when it ends, with the other files: the allocation's series only, node=\"allocation\" (verdict, nodes by status, failing suite, mechanism, profile and driver, the scaling runs, the worst outliers), at most a few hundred for any node count; PATH ends in .prom and usually lies in that node's node_exporter --collector.textfile.directory, under a name other than the node's own textfile. Every node step also writes its own textfile at PATH on its node, {node} in PATH being the node's name (in the job's own file, allocation): with {node} the first node keeps its own beside the job's")
 	return cmd
 }
 

@@ -120,6 +120,9 @@ func (m *Measurements) Find(op, mode string) (Measured, bool) {
 	return Measured{}, false
 }
 
+// LogName names a node run's log in the runner's LogDir.
+func LogName(op string, mode Mode) string { return op + "_perf-" + mode.Name + ".log" }
+
 // Measure runs the plan, one binary at a time, telling progress what it
 // starts. A missing optional binary is noted, not fatal.
 func Measure(ctx context.Context, r Runner, p Plan, exp Expectation, why []string, progress io.Writer) *Measurements {
@@ -130,7 +133,7 @@ func Measure(ctx context.Context, r Runner, p Plan, exp Expectation, why []strin
 	gpus := []string{"-g", strconv.Itoa(max(p.GPUs, 1))}
 	run := func(op string, mode Mode, args []string) {
 		fmt.Fprintf(progress, "nccl: %s_perf (%s) ...\n", op, mode.Name)
-		res := r.Run(ctx, Spec{Binary: op + "_perf", Args: append(append([]string{}, args...), gpus...), Env: mode.Env})
+		res := r.Run(ctx, Spec{Binary: op + "_perf", Args: append(append([]string{}, args...), gpus...), Env: mode.Env, Log: LogName(op, mode)})
 		fmt.Fprintf(progress, "nccl: %s_perf (%s) took %s\n", op, mode.Name, res.Duration.Round(1e8))
 		m.Runs = append(m.Runs, Measured{Op: op, Mode: mode, Result: res})
 	}

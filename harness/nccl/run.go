@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +41,12 @@ type Runner struct {
 	// Fabric samples the RDMA port counters around a run, so errors and
 	// the bytes that crossed each NIC during it are known; nil skips it.
 	Fabric func() (node.FabricSample, error)
+	// LogDir keeps each run's output, in the file its Spec.Log names.
+	// Without it the output goes to a temporary file, removed once
+	// parsed. Either way the output goes to disk as it arrives and is
+	// parsed from there, never held: with NCCL's debug lines from every
+	// rank of an allocation it grows with the ranks.
+	LogDir string
 }
 
 // Spec is one run: which binary, its arguments, and the mode's variables.
@@ -47,16 +54,24 @@ type Spec struct {
 	Binary string   // all_reduce_perf
 	Args   []string // -b 8 -e 2G -f 2 -g 2
 	Env    []string // NCCL_P2P_DISABLE=1 ...
+	// Log names the output's file in Runner.LogDir, a plain file name
+	// (all_reduce_perf-direct.log); empty makes a unique one.
+	Log string
 }
 
 // Result is what one run produced.
 type Result struct {
 	Spec    Spec
 	Command []string
-	Output  []byte // stdout and stderr together: NCCL logs to stdout
-	Tests   *TestsResult
-	Log     *LogSummary
-	CPUPct  *float64
+	// LogFile holds the whole output, stdout and stderr together (NCCL
+	// logs to stdout), in Runner.LogDir; "" when none was kept.
+	LogFile string
+	// Tail is the end of the output, at most TailBytes from a line start,
+	// for an excerpt.
+	Tail   []byte
+	Tests  *TestsResult
+	Log    *LogSummary
+	CPUPct *float64
 	// Fabric is what the RDMA ports counted during the run; nil when not
 	// sampled.
 	Fabric   *node.FabricDelta
@@ -65,6 +80,9 @@ type Result struct {
 	// timeout, or an output that does not parse.
 	Err error
 }
+
+// TailBytes is how much of the output's end Result.Tail keeps.
+const TailBytes = 16 << 10
 
 // ErrNotFound says the binary is not in Dir or on PATH.
 var ErrNotFound = errors.New("nccl-tests binary not found")
@@ -100,12 +118,24 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res.Command = append(append(append([]string{}, r.Launcher...), bin), s.Args...)
+	out, err := r.createLog(s)
+	if err != nil {
+		res.Err = fmt.Errorf("%s: %w", s.Binary, err)
+		return res
+	}
+	defer out.Close()
+	if r.LogDir != "" {
+		res.LogFile = out.Name()
+	} else {
+		defer os.Remove(out.Name())
+	}
 	cmd := exec.CommandContext(ctx, res.Command[0], res.Command[1:]...)
 	cmd.Env = append(append(append(append(os.Environ(), SafeEnv...), DebugEnv...), r.Env...), s.Env...)
 	// A killed launcher must not leave ranks behind.
 	cmd.WaitDelay = 5 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	// A file, not a pipe: the ranks write to it directly and nothing of
+	// the output passes through this process's memory.
+	cmd.Stdout, cmd.Stderr = out, out
 
 	var b0, t0 float64
 	var cpuErr error = errors.New("not sampled")
@@ -132,9 +162,10 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 			res.CPUPct = &pct
 		}
 	}
-	res.Output = out.Bytes()
-	res.Tests, _ = ParseTests(bytes.NewReader(res.Output))
-	res.Log, _ = ParseLog(bytes.NewReader(res.Output))
+	if err := res.parse(out); err != nil {
+		res.Err = fmt.Errorf("%s: reading its output back: %w", s.Binary, err)
+		return res
+	}
 	partial := ""
 	if res.Tests != nil && res.Tests.Partial {
 		partial = "; partial: " + res.Tests.PartialReason
@@ -143,9 +174,9 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 	case ctx.Err() == context.DeadlineExceeded:
 		res.Err = fmt.Errorf("%s timed out after %s%s", s.Binary, timeout, partial)
 	case runErr != nil:
-		res.Err = fmt.Errorf("%s: %w%s", s.Binary, runErr, failureText(res.Tests))
+		res.Err = fmt.Errorf("%s: %w%s", s.Binary, runErr, failureOrLast(res))
 	case res.Tests == nil || len(res.Tests.Rows) == 0:
-		res.Err = fmt.Errorf("%s printed no result table%s", s.Binary, failureText(res.Tests))
+		res.Err = fmt.Errorf("%s printed no result table%s", s.Binary, failureOrLast(res))
 	case res.Tests.Failed():
 		res.Err = fmt.Errorf("%s reported a failure%s", s.Binary, failureText(res.Tests))
 	case partial != "":
@@ -154,6 +185,82 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 		res.Err = fmt.Errorf("%s output is cut short%s", s.Binary, partial)
 	}
 	return res
+}
+
+// createLog opens the file the run's output goes to.
+func (r Runner) createLog(s Spec) (*os.File, error) {
+	if r.LogDir == "" {
+		f, err := os.CreateTemp("", "gdrcheck-"+s.Binary+"-*.log")
+		if err != nil {
+			return nil, fmt.Errorf("output file: %w", err)
+		}
+		return f, nil
+	}
+	if err := os.MkdirAll(r.LogDir, 0o755); err != nil {
+		return nil, fmt.Errorf("log directory: %w", err)
+	}
+	if s.Log == "" {
+		f, err := os.CreateTemp(r.LogDir, s.Binary+"-*.log")
+		if err != nil {
+			return nil, fmt.Errorf("log file: %w", err)
+		}
+		return f, nil
+	}
+	if s.Log != filepath.Base(s.Log) || s.Log == "." || s.Log == ".." {
+		return nil, fmt.Errorf("log file %q: want a file name in the log directory", s.Log)
+	}
+	f, err := os.OpenFile(filepath.Join(r.LogDir, s.Log), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	return f, nil
+}
+
+// parse reads the output back from its file: the parsers read a line at
+// a time, so memory does not grow with the output, and the tail is read
+// from the file's end.
+func (res *Result) parse(f *os.File) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	res.Tests, _ = ParseTests(f)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	res.Log, _ = ParseLog(f)
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	from := max(fi.Size()-TailBytes, 0)
+	tail := make([]byte, fi.Size()-from)
+	n, err := f.ReadAt(tail, from)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	tail = tail[:n]
+	if i := bytes.IndexByte(tail, '\n'); from > 0 && i >= 0 {
+		tail = tail[i+1:] // from a line start
+	}
+	res.Tail = tail
+	return nil
+}
+
+// failureOrLast quotes the first failure nccl-tests printed, else the
+// output's last line: what a launcher that never started the ranks said
+// (srun: error: ...).
+func failureOrLast(res Result) string {
+	if f := failureText(res.Tests); f != "" {
+		return f
+	}
+	t := bytes.TrimSpace(res.Tail)
+	if len(t) == 0 {
+		return ""
+	}
+	if i := bytes.LastIndexByte(t, '\n'); i >= 0 {
+		t = t[i+1:]
+	}
+	return ": last output: " + keepField(bytes.TrimSpace(t))
 }
 
 // failureText quotes the first failure nccl-tests printed.

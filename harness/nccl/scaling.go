@@ -7,14 +7,28 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 )
 
 // Launch starts the ranks of one run across a set of nodes: a command
 // prefix whose words may hold {nodes} (how many), {ranks} (nodes × GPUs),
-// {gpus} (per node) and {nodelist} (comma-separated names). The Slurm job
-// passes srun with its MPI plugin options; on one box the emulated-node
-// launcher (EmulatedLaunch) plays the nodes.
+// {gpus} (per node) and {nodelist} (the names in Slurm's hostlist form,
+// gpu[00001-16384]). The Slurm job passes srun with its MPI plugin
+// options; on one box the emulated-node launcher (EmulatedLaunch) plays
+// the nodes.
+//
+// {nodelist} is the compressed hostlist rather than srun's file form
+// (--nodelist=PATH) because it needs no file per run and every Slurm
+// command takes it, and because it is the form Slurm itself hands a job
+// (SLURM_JOB_NODELIST, one environment string under the same 128 KiB
+// limit): names that do not compress into one argument would break Slurm
+// first. Names without a shared pattern stay comma-separated, as before.
 type Launch []string
+
+// MaxArg is the longest argv or environment string Linux execs
+// (MAX_ARG_STRLEN, 32 pages, its terminating NUL counted).
+const MaxArg = 128 << 10
 
 // ParseLaunch splits a launcher template into words.
 func ParseLaunch(s string) (Launch, error) {
@@ -51,15 +65,34 @@ func SrunLaunch(extra []string) Launch {
 	return append(l, extra...)
 }
 
-// For fills the placeholders for one run.
-func (l Launch) For(nodes []string, gpus int) []string {
+// For fills the placeholders for one run. It refuses a node name that
+// is not one (hostlist.Valid) and a word the kernel would not exec.
+// {nodelist} keeps the nodes' order (hostlist.Encode): emulated ranks
+// find their node by position in it.
+func (l Launch) For(nodes []string, gpus int) ([]string, error) {
+	list, err := hostlist.Encode(nodes)
+	if err != nil {
+		return nil, fmt.Errorf("launcher: %w", err)
+	}
 	r := strings.NewReplacer("{nodes}", strconv.Itoa(len(nodes)), "{ranks}", strconv.Itoa(len(nodes)*gpus),
-		"{gpus}", strconv.Itoa(gpus), "{nodelist}", strings.Join(nodes, ","))
+		"{gpus}", strconv.Itoa(gpus), "{nodelist}", list)
 	out := make([]string, len(l))
 	for i, w := range l {
 		out[i] = r.Replace(w)
+		if err := fitsArg(out[i]); err != nil {
+			return nil, fmt.Errorf("launcher word %q: %w", l[i], err)
+		}
 	}
-	return out
+	return out, nil
+}
+
+// fitsArg refuses a string over MaxArg, which exec would fail with E2BIG
+// ("argument list too long").
+func fitsArg(s string) error {
+	if len(s)+1 > MaxArg {
+		return fmt.Errorf("%d bytes, over Linux's %d-byte limit on one argument: the node names do not compress into a hostlist (give them a shared prefix and number)", len(s), MaxArg-1)
+	}
+	return nil
 }
 
 // Kinds of scaling run, as results.json names them.
@@ -151,10 +184,39 @@ func Pairings(nodes []string) [][][]string {
 	return rounds
 }
 
+// ScaleLog names the log of the scaling run across n nodes, and PairLog
+// that of pair i of a pairwise round: names that do not grow with the
+// nodes (which results.json's runs list beside each log).
+func ScaleLog(n int) string { return fmt.Sprintf("scale-n%d.log", n) }
+
+// PairLog: see ScaleLog; round and pair count from 0, names from 1.
+func PairLog(round, pair int) string { return fmt.Sprintf("pairwise-r%d-p%04d.log", round+1, pair+1) }
+
+// runnerFor is r set up for one run across nodes: the launcher's words,
+// and GDRCHECK_RUN_NODES and GDRCHECK_RUN_NODELIST (the hostlist) for
+// wrappers and test stand-ins.
+func runnerFor(r Runner, launch Launch, nodes []string, gpus int) (Runner, error) {
+	words, err := launch.For(nodes, gpus)
+	if err != nil {
+		return r, err
+	}
+	enc, err := hostlist.Encode(nodes)
+	if err != nil {
+		return r, err
+	}
+	list := "GDRCHECK_RUN_NODELIST=" + enc
+	if err := fitsArg(list); err != nil {
+		return r, fmt.Errorf("GDRCHECK_RUN_NODELIST: %w", err)
+	}
+	r.Launcher = words
+	r.Env = append(append([]string{}, r.Env...), "GDRCHECK_RUN_NODES="+strconv.Itoa(len(nodes)), list)
+	return r, nil
+}
+
 // MeasureScaling runs all_reduce across 1, 2, 4 ... N nodes through the
 // launcher, then, when pairwise says so after seeing those runs, two
-// rounds of node pairs. r.Env gets GDRCHECK_RUN_NODES and
-// GDRCHECK_RUN_NODELIST per run, for wrappers and test stand-ins.
+// rounds of node pairs, each run's output streaming to its log in
+// r.LogDir (ScaleLog, PairLog).
 func MeasureScaling(ctx context.Context, r Runner, launch Launch, plan ScalingPlan, pairwise func([]ScalingRun) (bool, string), progress io.Writer) *Scaling {
 	if progress == nil {
 		progress = io.Discard
@@ -165,12 +227,14 @@ func MeasureScaling(ctx context.Context, r Runner, launch Launch, plan ScalingPl
 		args = DefaultScalingArgs
 	}
 	s := &Scaling{Plan: plan}
-	run := func(kind string, nodes []string) ScalingRun {
-		rr := r
-		rr.Launcher = launch.For(nodes, gpus)
-		rr.Env = append(append([]string{}, r.Env...), "GDRCHECK_RUN_NODES="+strconv.Itoa(len(nodes)), "GDRCHECK_RUN_NODELIST="+strings.Join(nodes, ","))
-		fmt.Fprintf(progress, "scaling: all_reduce_perf (%s) across %s ...\n", kind, strings.Join(nodes, ","))
-		res := rr.Run(ctx, Spec{Binary: "all_reduce_perf", Args: append(append([]string{}, args...), "-g", "1")})
+	run := func(kind string, nodes []string, log string) ScalingRun {
+		fmt.Fprintf(progress, "scaling: all_reduce_perf (%s) across %s (%d node(s)), log %s ...\n", kind, hostlist.Compress(nodes), len(nodes), log)
+		var res Result
+		if rr, err := runnerFor(r, launch, nodes, gpus); err != nil {
+			res = Result{Spec: Spec{Binary: "all_reduce_perf"}, Err: err}
+		} else {
+			res = rr.Run(ctx, Spec{Binary: "all_reduce_perf", Args: append(append([]string{}, args...), "-g", "1"), Log: log})
+		}
 		fmt.Fprintf(progress, "scaling: all_reduce_perf (%s) across %d node(s) took %s\n", kind, len(nodes), res.Duration.Round(1e8))
 		return ScalingRun{Kind: kind, Nodes: nodes, Result: res}
 	}
@@ -178,7 +242,7 @@ func MeasureScaling(ctx context.Context, r Runner, launch Launch, plan ScalingPl
 		if ctx.Err() != nil {
 			return s
 		}
-		s.Runs = append(s.Runs, run(KindScale, plan.Nodes[:k]))
+		s.Runs = append(s.Runs, run(KindScale, plan.Nodes[:k], ScaleLog(k)))
 	}
 	want, why := false, "fewer than 3 nodes: every pair is a scaling run"
 	if len(plan.Nodes) >= 3 && pairwise != nil {
@@ -191,7 +255,7 @@ func MeasureScaling(ctx context.Context, r Runner, launch Launch, plan ScalingPl
 	// The pairs of a round are disjoint, so they may run at once; the
 	// runs are kept in the order of the round.
 	limit := max(plan.PairConcurrency, 1)
-	for _, round := range Pairings(plan.Nodes) {
+	for ri, round := range Pairings(plan.Nodes) {
 		out := make([]ScalingRun, len(round))
 		done := make([]bool, len(round))
 		sem := make(chan struct{}, limit)
@@ -205,7 +269,7 @@ func MeasureScaling(ctx context.Context, r Runner, launch Launch, plan ScalingPl
 			wg.Add(1)
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				out[i], done[i] = run(KindPairwise, p), true
+				out[i], done[i] = run(KindPairwise, p, PairLog(ri, i)), true
 			}()
 		}
 		wg.Wait()

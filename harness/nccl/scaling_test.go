@@ -26,14 +26,26 @@ func TestNodeCountsAndPairings(t *testing.T) {
 
 func TestLaunchFillsItsPlaceholdersPerRun(t *testing.T) {
 	l := nccl.SrunLaunch([]string{"--mpi=pmix"})
-	got := strings.Join(l.For([]string{"gpu01", "gpu02"}, 8), " ")
-	want := "srun --nodes=2 --ntasks=16 --ntasks-per-node=8 --nodelist=gpu01,gpu02 --kill-on-bad-exit=1 --mpi=pmix"
-	if got != want {
-		t.Errorf("srun launch:\n got %s\nwant %s", got, want)
+	words, err := l.For([]string{"gpu01", "gpu02"}, 8)
+	got := strings.Join(words, " ")
+	want := "srun --nodes=2 --ntasks=16 --ntasks-per-node=8 --nodelist=gpu[01-02] --kill-on-bad-exit=1 --mpi=pmix"
+	if err != nil || got != want {
+		t.Errorf("srun launch:\n got %s (%v)\nwant %s", got, err, want)
+	}
+	// Names without a shared number stay as they were.
+	if words, _ := l.For([]string{"login", "head"}, 1); words[4] != "--nodelist=login,head" {
+		t.Errorf("srun launch of two unnumbered nodes: %s", words[4])
 	}
 	e := nccl.EmulatedLaunch("/usr/bin/gdrcheck", 1)
-	if got := strings.Join(e.For(nccl.EmulatedNodes(4), 1), " "); got != "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 /usr/bin/gdrcheck emulated-rank --nodes emu1,emu2,emu3,emu4 --gpus-per-node 1 --physical-gpus 1 --" {
-		t.Errorf("emulated launch: %s", got)
+	words, err = e.For(nccl.EmulatedNodes(4), 1)
+	if got := strings.Join(words, " "); err != nil || got != "mpirun --allow-run-as-root --oversubscribe --bind-to none -np 4 /usr/bin/gdrcheck emulated-rank --nodes emu[1-4] --gpus-per-node 1 --physical-gpus 1 --" {
+		t.Errorf("emulated launch: %s (%v)", got, err)
+	}
+	// A name that could split the list or read as an option is refused.
+	for _, bad := range []string{"a,b", "gpu[1]", "-x", "a b", "a\nb"} {
+		if w, err := l.For([]string{"gpu01", bad}, 1); err == nil {
+			t.Errorf("For(%q) = %q, want an error", bad, w)
+		}
 	}
 }
 

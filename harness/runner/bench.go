@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -20,7 +18,7 @@ import (
 // direct sweep of every collective present, then the forced fallbacks the
 // node's topology allows.
 func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseline) (*nccl.Measurements, error) {
-	r := nccl.Runner{Dir: opt.NCCLTestsDir, CPU: h.CPUTimes, Fabric: h.FabricCounters, Timeout: opt.NCCLTimeout}
+	r := nccl.Runner{Dir: opt.NCCLTestsDir, CPU: h.CPUTimes, Fabric: h.FabricCounters, Timeout: opt.NCCLTimeout, LogDir: opt.LogDir}
 	gpusPerProcess := len(ev.GPUs)
 	if opt.NCCLLauncher != "" {
 		l := strings.ReplaceAll(opt.NCCLLauncher, "{gpus}", strconv.Itoa(len(ev.GPUs)))
@@ -141,21 +139,15 @@ func ncclRuns(m *nccl.Measurements, nodeName string, b *baseline.Baseline) []res
 	return out
 }
 
-// keepLogs writes each run's raw output next to the reports, as evidence a
-// person can read, and names the file in the run.
-func keepLogs(dir string, m *nccl.Measurements, runs []results.Run) error {
+// keepLogs names in each run the log its output streamed to (the
+// runner's LogDir, next to the reports), as evidence a person can read.
+func keepLogs(dir string, m *nccl.Measurements, runs []results.Run) {
 	if dir == "" {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("log directory: %w", err)
+		return
 	}
 	for i, r := range m.Runs {
-		name := r.Op + "_perf-" + r.Mode.Name + ".log"
-		if err := results.WriteFile(filepath.Join(dir, name), r.Result.Output); err != nil {
-			return err
+		if r.Result.LogFile != "" {
+			runs[i].Log = filepath.Join(filepath.Base(dir), filepath.Base(r.Result.LogFile))
 		}
-		runs[i].Log = filepath.Join(filepath.Base(dir), name)
 	}
-	return nil
 }

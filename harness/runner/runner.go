@@ -160,9 +160,7 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 					n.Facts = setFact(n.Facts, "nccl", v)
 				}
 				n.Runs = ncclRuns(sc.NCCL, n.Name, sc.Baseline)
-				if err := keepLogs(opt.LogDir, sc.NCCL, n.Runs); err != nil {
-					return nil, nil, err
-				}
+				keepLogs(opt.LogDir, sc.NCCL, n.Runs)
 			}
 		}
 		if slices.Contains(opt.Suites, "fabric") && len(ev.NICs) > 0 && ev.Fatal() == nil {

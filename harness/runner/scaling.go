@@ -8,12 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
@@ -63,7 +63,7 @@ const (
 func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 	so := opt.Scaling
 	if len(so.Nodes) == 0 {
-		return nil, fmt.Errorf("the scaling suite needs the allocation's nodes (--nodes, or --emulate-nodes N)")
+		return nil, fmt.Errorf("the scaling suite needs the allocation's nodes (--nodes, --nodes-file, or --emulate-nodes N)")
 	}
 	switch so.Pairs {
 	case "":
@@ -110,7 +110,7 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 		// Emulated nodes share this machine's GPUs and CPUs.
 		plan.PairConcurrency = 1
 	}
-	r := nccl.Runner{Dir: opt.NCCLTestsDir, Timeout: opt.NCCLTimeout}
+	r := nccl.Runner{Dir: opt.NCCLTestsDir, Timeout: opt.NCCLTimeout, LogDir: opt.LogDir}
 	ctx := opt.Ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -140,14 +140,11 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 		n.Facts = append(n.Facts, results.Fact{Name: "profile", Value: n.Profile})
 	}
 	n.Facts = append(n.Facts, results.Fact{Name: "gpus_per_node", Value: strconv.Itoa(so.GPUsPerNode)},
-		results.Fact{Name: "nodes", Value: strings.Join(so.Nodes, ",")})
+		results.Fact{Name: "nodes", Value: hostlist.Compress(so.Nodes)})
 	if so.Emulate {
 		n.Facts = append(n.Facts, results.Fact{Name: "emulated", Value: "true"})
 	}
-	runs, err := scalingRuns(sc.Scaling, sc.Baseline, opt.LogDir)
-	if err != nil {
-		return nil, err
-	}
+	runs := scalingRuns(sc.Scaling, sc.Baseline, opt.LogDir)
 	n.Suites, err = suites.Run(sc, suites.RunOptions{Ctx: opt.Ctx, Areas: []string{suites.ScalingArea}, Timeout: opt.Timeout, Progress: opt.Progress})
 	if err != nil {
 		return nil, err
@@ -219,13 +216,9 @@ func wantPairs(mode string, b *baseline.Baseline) func([]nccl.ScalingRun) (bool,
 }
 
 // scalingRuns turns the runs into results.json's, with their baseline
-// bands, keeping each raw output in logDir.
-func scalingRuns(s *nccl.Scaling, b *baseline.Baseline, logDir string) ([]results.Run, error) {
-	if logDir != "" && len(s.Runs) > 0 {
-		if err := os.MkdirAll(logDir, 0o755); err != nil {
-			return nil, fmt.Errorf("log directory: %w", err)
-		}
-	}
+// bands and the logs their output streamed to (logs/scale-n64.log): each
+// run names its nodes beside its log.
+func scalingRuns(s *nccl.Scaling, b *baseline.Baseline, logDir string) []results.Run {
 	var out []results.Run
 	for _, r := range s.Runs {
 		run := nccl.Measured{Op: "all_reduce", Mode: nccl.ModeDirect, Result: r.Result}.Report(r.Kind, nccl.Expectation{Nodes: len(r.Nodes)})
@@ -236,16 +229,12 @@ func scalingRuns(s *nccl.Scaling, b *baseline.Baseline, logDir string) ([]result
 				run.Baseline = &results.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High}
 			}
 		}
-		if logDir != "" {
-			name := fmt.Sprintf("%s-n%d-%s.log", r.Kind, len(r.Nodes), strings.Join(r.Nodes, "_"))
-			if err := results.WriteFile(filepath.Join(logDir, name), r.Result.Output); err != nil {
-				return nil, err
-			}
-			run.Log = filepath.Join(filepath.Base(logDir), name)
+		if logDir != "" && r.Result.LogFile != "" {
+			run.Log = filepath.Join(filepath.Base(logDir), filepath.Base(r.Result.LogFile))
 		}
 		out = append(out, run)
 	}
-	return out, nil
+	return out
 }
 
 // localEvidence is this machine's, where emulated nodes run; nil when it

@@ -1,6 +1,17 @@
-// Package hostlist writes node names in Slurm's compressed hostlist form
+// Package hostlist reads and writes node lists in Slurm's hostlist form
 // (gpu[0001-0064,0070],login1), which `scontrol show hostnames` expands:
-// a list of 16,384 names reads, and travels, as a few dozen bytes.
+// a list of 16,384 names reads, and travels, as a few dozen bytes. Joined
+// by commas, 16,384 eight-character names are 147 KB, over Linux's 128 KiB
+// limit on one argv or environment string (MAX_ARG_STRLEN): the kernel
+// refuses the exec with E2BIG.
+//
+// Compress writes a list for people (sorted, duplicates dropped); Encode
+// writes one for a command line, to be expanded back to the same names in
+// the same order (Expand). Node names come from Slurm, users and files, so
+// Encode, Expand and the node files check every name: a letter or digit,
+// then letters, digits, '.', '-' or '_'. Nothing that could split a list
+// (',', '[', ']', space, newline) or read as an option (a leading '-')
+// gets through.
 package hostlist
 
 import (
@@ -14,7 +25,8 @@ import (
 // padding survives: gpu0009,gpu0010 is gpu[0009-0010]), each group's
 // numbers sorted and joined into ranges; the groups keep the order their
 // first name had. A name holding a character that has a meaning in a
-// hostlist ('[', ']', ',', or white space) is written as it is, alone.
+// hostlist ('[', ']', ',', or white space), or one of digits alone, is
+// written as it is, alone.
 func Compress(names []string) string {
 	type group struct {
 		prefix string
@@ -31,7 +43,9 @@ func Compress(names []string) string {
 		seen[n] = true
 		prefix, digits := split(n)
 		v, err := strconv.Atoi(digits)
-		if digits == "" || err != nil || len(digits) > 9 || strings.ContainsAny(n, "[],") || strings.ContainsFunc(n, isSpace) {
+		// A name of digits alone is kept whole too: its group's key
+		// would read as a whole name's ("\x00" + the width).
+		if prefix == "" || digits == "" || err != nil || len(digits) > 9 || strings.ContainsAny(n, "[],") || strings.ContainsFunc(n, isSpace) {
 			order = append(order, "\x00"+n)
 			continue
 		}

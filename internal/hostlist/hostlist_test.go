@@ -16,6 +16,7 @@ func TestCompress(t *testing.T) {
 		{[]string{"a1", "b1", "a2", "a2"}, "a[1-2],b1"},
 		{[]string{"gpu1"}, "gpu1"},
 		{[]string{"x[1]", "bad,name", "gpu1 2"}, "x[1],bad,name,gpu1 2"},
+		{[]string{"1", "2", "12"}, "1,2,12"},
 		{nil, ""},
 	} {
 		if got := Compress(c.in); got != c.want {

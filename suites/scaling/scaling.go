@@ -15,6 +15,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
+	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
@@ -135,14 +136,15 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 		if s.NICs == 0 {
 			for _, r := range multiNode(s) {
 				if r.Result.Log != nil {
-					suites.Note("across %s: %s", strings.Join(r.Nodes, ","), nccl.TransportSummary(r.Result.Log.Transports))
+					suites.Note("across %s: %s", hostlist.Compress(r.Nodes), nccl.TransportSummary(r.Result.Log.Transports))
 				}
 			}
 			Skip("the nodes have no RDMA NICs: NET/Socket is the only path between them, so there is no GPUDirect RDMA path to prove; run on nodes with rail NICs")
 		}
 		var bad []string
 		for _, r := range multiNode(s) {
-			what := fmt.Sprintf("all_reduce across %s", strings.Join(r.Nodes, ","))
+			// A hostlist: at 16,384 nodes their names would be 147 KB.
+			what := fmt.Sprintf("all_reduce across %s", hostlist.Compress(r.Nodes))
 			if r.Result.Log == nil {
 				bad = append(bad, what+" printed no NCCL log: cannot tell the path (NCCL_DEBUG=INFO unset?)")
 				continue
