@@ -40,7 +40,6 @@ func writeScaling(t *testing.T, dir string, n int, outlier string) {
 	}
 }
 
-
 // A job of 1,024 nodes (the 8 x H100 fixture node's results under 1,024
 // names; 146 series each in the per-node form, 149,504 together), three
 // of which fail a kernel spec and one of them named a severe outlier by
@@ -88,16 +87,16 @@ func TestCollect1024NodesWritesABoundedAllocationTextfile(t *testing.T) {
 			t.Errorf("%d series for 1,024 nodes, want at most 1,000", len(got))
 		}
 		wantSeries(t, got, map[string]float64{
-			a("gdrcheck_job_allocated_nodes"):                                                                  1024,
-			a("gdrcheck_job_failed_nodes", "suite", "kernel"):                                                  3,
-			a("gdrcheck_job_failed_nodes", "suite", "topology"):                                                0,
-			a("gdrcheck_job_peer_memory_nodes", "mechanism", "dmabuf", "peermem", "absent"):                    float64(countStatus(res, results.NodeEvaluated)),
-			a("gdrcheck_job_driver_nodes", "driver", "580.95.05"):                                              float64(countStatus(res, results.NodeEvaluated)),
-			a("gdrcheck_job_profile_nodes", "profile", "h100x8-ndr"):                                           float64(countStatus(res, results.NodeEvaluated)),
+			a("gdrcheck_job_allocated_nodes"):                                                                   1024,
+			a("gdrcheck_job_failed_nodes", "suite", "kernel"):                                                   3,
+			a("gdrcheck_job_failed_nodes", "suite", "topology"):                                                 0,
+			a("gdrcheck_job_peer_memory_nodes", "mechanism", "dmabuf", "peermem", "absent"):                     float64(countStatus(res, results.NodeEvaluated)),
+			a("gdrcheck_job_driver_nodes", "driver", "580.95.05"):                                               float64(countStatus(res, results.NodeEvaluated)),
+			a("gdrcheck_job_profile_nodes", "profile", "h100x8-ndr"):                                            float64(countStatus(res, results.NodeEvaluated)),
 			a("gdrcheck_scaling_outlier", "outlier", "gpu00200", "metric", "busbw_robust_z", "verdict", "fail"): -8,
-			a("gdrcheck_scaling_outliers_omitted"):                                                             0,
-			a("gdrcheck_scaling_busbw_bytes_per_second", "op", "all_reduce", "nodes", "1024"):                  380e9,
-			a("gdrcheck_spec_failures", "suite", "scaling"):                                                    1,
+			a("gdrcheck_scaling_outliers_omitted"):                                                              0,
+			a("gdrcheck_scaling_busbw_bytes_per_second", "op", "all_reduce", "nodes", "1024"):                   380e9,
+			a("gdrcheck_spec_failures", "suite", "scaling"):                                                     1,
 		})
 		return got
 	}
