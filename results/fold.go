@@ -253,7 +253,10 @@ func (f *Folder) fold(n Node) {
 		return
 	}
 	if len(f.groups) >= MaxGroups {
-		n = n.Lite()
+		// Nodes that all differ: each is kept lite and alone, and no
+		// key is kept for it, so they cost a few hundred bytes each.
+		f.nodes = append(f.nodes, n.Lite())
+		return
 	}
 	n.Group = &Group{Cause: n.Cause()}
 	f.groups[key] = len(f.nodes)

@@ -8,18 +8,24 @@
 #   make-run.sh           the healthy cluster: exit 0
 #   make-run.sh --fault   node3 planted with a fault (peer memory missing):
 #                         caught, named and drained, exit 1
+#   make-run.sh --nodes N the same on N slurmd (both forms; default 4): the
+#                         runs across more than 4 nodes replay the 4-node
+#                         recordings, as no other exist
 #
 # The cluster keeps running afterwards, for a look with sinfo and scontrol;
 # `slurm/localcluster/cluster.sh stop` ends it.
 set -euo pipefail
 
-fault=0
-case "${1:-}" in
---fault) fault=1 ;;
-"") ;;
-*) echo "make-run: unknown argument $1 (want --fault or nothing)" >&2; exit 2 ;;
-esac
-
+fault=0 nodes=4
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--fault) fault=1 ;;
+	--nodes) nodes=${2:?--nodes needs a count} && shift ;;
+	*) echo "make-run: unknown argument $1 (want --fault, --nodes N or nothing)" >&2; exit 2 ;;
+	esac
+	shift
+done
+[[ $nodes =~ ^[1-9][0-9]*$ ]] && ((nodes >= 2)) || { echo "make-run: --nodes $nodes: want a count of 2 or more" >&2; exit 2; }
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=${RUN_OUT:-$top/out/run}
 [ "$fault" = 1 ] && out=${RUN_OUT:-$top/out/run-fault}
@@ -56,9 +62,17 @@ while read -r kind key file; do
 		;;
 	esac
 done < <(grep -v '^#' "$spec")
+# Runs across more than 4 nodes replay the 4-node recordings.
+for ((k = 5; k <= nodes; k++)); do
+	for d in recordings recordings-fault; do
+		for f in "$fake/$d"/*-n4.txt "$fake/$d"/*-n4-slow.txt; do
+			[ -e "$f" ] && ln -sf "$(readlink "$f")" "${f/-n4/-n$k}"
+		done
+	done
+done
 
 "$cluster" install
-"$cluster" start --nodes 4 --state-dir "$state" >/dev/null
+"$cluster" start --nodes "$nodes" --state-dir "$state" >/dev/null
 {
 	echo "# make run: written by make-run.sh from make-run.cluster"
 	echo "* GDRCHECK_HOST_ROOT=$root"
@@ -73,8 +87,8 @@ done < <(grep -v '^#' "$spec")
 . "$state/env.sh"
 
 if [ "$fault" = 1 ]; then
-	echo "make run-fault: 4-node job on the local Slurm cluster; every node replays ${root#$top/}, except $fault_node, which replays ${fault_root#$top/} (peer memory missing); nccl-tests replays fixtures/nccl-tests/synthetic"
-	exec "$bin" submit -N 4 -p gpu --out "$out" --nccl-tests-dir "$fake" --drain-on-fail --wait --poll 1s
+	echo "make run-fault: $nodes-node job on the local Slurm cluster; every node replays ${root#$top/}, except $fault_node, which replays ${fault_root#$top/} (peer memory missing); nccl-tests replays fixtures/nccl-tests/synthetic"
+	exec "$bin" submit -N "$nodes" -p gpu --out "$out" --nccl-tests-dir "$fake" --drain-on-fail --wait --poll 1s
 fi
-echo "make run: 4-node job on the local Slurm cluster; nodes replay ${root#$top/}, nccl-tests replays fixtures/nccl-tests/synthetic"
-exec "$bin" submit -N 4 -p gpu --out "$out" --nccl-tests-dir "$fake" --wait --poll 1s
+echo "make run: $nodes-node job on the local Slurm cluster; nodes replay ${root#$top/}, nccl-tests replays fixtures/nccl-tests/synthetic"
+exec "$bin" submit -N "$nodes" -p gpu --out "$out" --nccl-tests-dir "$fake" --wait --poll 1s
