@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -216,6 +217,18 @@ func ScalingTable(r *results.Results) Table {
 			two = run.BusBW
 		}
 	}
+	pairs := 0
+	for _, run := range r.Runs {
+		if run.Suite == "pairwise" {
+			pairs++
+		}
+	}
+	// Pair rows alike (same path, bandwidth, latency, verdict) are one
+	// row once there are more than a screen's worth: a job of 16,384
+	// nodes runs 16,384 pairs.
+	fold := pairs > maxPairRows
+	folded := map[string]int{}    // the row's cells -> its index
+	members := map[int][]string{} // a folded row's nodes
 	for _, run := range r.Runs {
 		if run.Suite != "scale" && run.Suite != "pairwise" {
 			continue
@@ -242,10 +255,40 @@ func ScalingTable(r *results.Results) Table {
 		if run.Error != "" {
 			verdict = "error: " + firstLine(run.Error)
 		}
-		t.Rows = append(t.Rows, []string{nodes, pathOf(run), fixed(run.BusBW, 2), at, eff, lat, base, verdict})
+		row := []string{nodes, pathOf(run), fixed(run.BusBW, 2), at, eff, lat, base, verdict}
+		if fold && run.Suite == "pairwise" {
+			k := strings.Join(row[1:], "\x00")
+			i, ok := folded[k]
+			if !ok {
+				i = len(t.Rows)
+				folded[k] = i
+				t.Rows = append(t.Rows, row)
+			}
+			members[i] = append(members[i], run.Nodes...)
+			continue
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	for i, nodes := range members {
+		k := len(nodes) / 2
+		if k == 1 {
+			continue // a pair alone keeps its name
+		}
+		if k <= 4 {
+			var ps []string
+			for j := 0; j+1 < len(nodes); j += 2 {
+				ps = append(ps, nodes[j]+"+"+nodes[j+1])
+			}
+			t.Rows[i][0] = "pairs " + strings.Join(ps, ", ")
+			continue
+		}
+		t.Rows[i][0] = fmt.Sprintf("%d pairs of %s", k, hostlist.Compress(nodes))
 	}
 	return t
 }
+
+// maxPairRows is how many pair rows the scaling table shows one by one.
+const maxPairRows = 16
 
 // pathOf names how a run's data moved: between nodes, the network
 // classes NCCL used (inside each node P2P outnumbers them); on one node,

@@ -49,17 +49,49 @@ func Compress(names []string) string {
 			order = append(order, "\x00"+n)
 			continue
 		}
-		key := prefix + "\x00" + strconv.Itoa(len(digits))
+		// Zero-padded numbers keep their width (gpu0009,gpu0010 is
+		// gpu[0009-0010]); unpadded ones of any length are one group
+		// (node9,node10 is node[9-10]).
+		width := 0
+		if len(digits) > 1 && digits[0] == '0' {
+			width = len(digits)
+		}
+		key := prefix + "\x00" + strconv.Itoa(width)
 		g, ok := groups[key]
 		if !ok {
-			g = &group{prefix: prefix, width: len(digits)}
+			g = &group{prefix: prefix, width: width}
 			groups[key] = g
 			order = append(order, key)
 		}
 		g.nums = append(g.nums, v)
 	}
+	// A number as long as a padded group's (gpu10000 beside gpu00001)
+	// belongs to it: gpu[00001-10000].
+	for _, g := range groups {
+		u, ok := groups[g.prefix+"\x000"]
+		if g.width == 0 || !ok {
+			continue
+		}
+		kept := u.nums[:0]
+		for _, v := range u.nums {
+			if len(strconv.Itoa(v)) == g.width {
+				g.nums = append(g.nums, v)
+			} else {
+				kept = append(kept, v)
+			}
+		}
+		u.nums = kept
+	}
 	var b strings.Builder
-	for i, key := range order {
+	first := true
+	for _, key := range order {
+		if g, ok := groups[key]; ok && len(g.nums) == 0 {
+			continue
+		}
+		i := 1
+		if first {
+			i, first = 0, false
+		}
 		if i > 0 {
 			b.WriteByte(',')
 		}

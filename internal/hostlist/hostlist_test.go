@@ -12,7 +12,8 @@ func TestCompress(t *testing.T) {
 	}{
 		{[]string{"gpu0001", "gpu0002", "gpu0003", "gpu0007"}, "gpu[0001-0003,0007]"},
 		{[]string{"gpu0010", "gpu0009"}, "gpu[0009-0010]"},
-		{[]string{"node1", "node2", "node10", "login"}, "node[1-2],node10,login"},
+		{[]string{"node1", "node2", "node10", "login"}, "node[1-2,10],login"},
+		{[]string{"gpu0998", "gpu0999", "gpu1000", "gpu1", "gpu12345"}, "gpu[0998-1000],gpu[1,12345]"},
 		{[]string{"a1", "b1", "a2", "a2"}, "a[1-2],b1"},
 		{[]string{"gpu1"}, "gpu1"},
 		{[]string{"x[1]", "bad,name", "gpu1 2"}, "x[1],bad,name,gpu1 2"},
