@@ -140,7 +140,12 @@ func newHTMLPage(r *results.Results) *htmlPage {
 		}
 	}
 	for _, c := range Causes(r) {
-		p.Attention = append(p.Attention, htmlCause{Count: len(c.Nodes), Cause: c.Cause, Nodes: hostlist.Compress(c.Nodes), Href: "#node-" + strconv.Itoa(c.Rep)})
+		// A few nodes are named one by one, many as a hostlist.
+		which := strings.Join(c.Nodes, ", ")
+		if len(c.Nodes) > 12 {
+			which = hostlist.Compress(c.Nodes)
+		}
+		p.Attention = append(p.Attention, htmlCause{Count: len(c.Nodes), Cause: c.Cause, Nodes: which, Href: "#node-" + strconv.Itoa(c.Rep)})
 	}
 	p.Across = sizeCharts(r.Runs, true)
 	groups := scalingGroups(r.Runs)

@@ -86,7 +86,7 @@ func TestCollect64NodesFoldsAndNamesTheFailingNodes(t *testing.T) {
 	html := string(page)
 	attention := strings.Index(html, "Failing, unevaluable and missing nodes, by cause")
 	firstNode := strings.Index(html, `<section class="card node"`)
-	if attention < 0 || firstNode < 0 || attention > firstNode || !strings.Contains(html[attention:firstNode], "gpu[00007,00026,00046]") {
+	if attention < 0 || firstNode < 0 || attention > firstNode || !strings.Contains(html[attention:firstNode], "gpu00007, gpu00026, gpu00046") {
 		t.Errorf("the page does not name the three nodes before any node section")
 	}
 	if got := strings.Count(html, `<section class="card node"`); got != 2 {
