@@ -35,6 +35,8 @@ type htmlPage struct {
 	// words (VerdictLine).
 	NodeCount int
 	Line      string
+	// Allocation says the multi-node runs have their own entry.
+	Allocation bool
 	// Attention is every failing, unevaluable and missing node by
 	// cause: the first thing on the page.
 	Attention []htmlCause
@@ -120,7 +122,11 @@ func newHTMLPage(r *results.Results) *htmlPage {
 		p.Verdict, p.Class = "UNEVALUABLE", "bad"
 	}
 	p.Meaning = exitMeaning[p.Exit]
-	p.Folded, p.NodeCount, p.Line = r.Folded(), r.NodeCount(), VerdictLine(r)
+	p.Folded, p.Line = r.Folded(), VerdictLine(r)
+	for _, k := range StatusCounts(r) {
+		p.NodeCount += k
+	}
+	p.Allocation = p.NodeCount < r.NodeCount()
 	for i, n := range r.Nodes {
 		hn := newHTMLNode(n)
 		hn.ID = "node-" + strconv.Itoa(i)
