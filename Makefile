@@ -3,7 +3,7 @@
 #   make test   install what the tests need (Debian packages) and run every test
 #   make run    the main job on the embedded default (see README)
 #   make run-fault  the same with one node planted with a fault: exit 1
-#   make run-scale  the faulted job on 64 nodes (NODES=N for another size)
+#   make run-scale  the faulted job on 64 nodes (RUN_NODES=N for another size)
 #   make build  bin/gdrcheck
 #   make build-all  bin/gdrcheck-linux-amd64 and bin/gdrcheck-linux-arm64 (GH200, GB200)
 #   make bench  benchmarks (figures go in issue notes, not in timed tests)
@@ -126,9 +126,9 @@ run-fault: build
 # The faulted job at a size users book: 64 slurmd on loopback, node3
 # planted slow and without peer memory; exits 1 naming it. About a
 # minute on two cores, so not part of make test.
-NODES ?= 64
+RUN_NODES ?= 64
 run-scale: build
-	slurm/localcluster/make-run.sh --fault --nodes $(NODES)
+	slurm/localcluster/make-run.sh --fault --nodes $(RUN_NODES)
 
 clean:
 	rm -rf bin out
