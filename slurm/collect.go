@@ -163,7 +163,7 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 		for i, name := range expected {
 			paths[i] = filepath.Join(dir, nodesDir, name, resultsFile)
 		}
-		next, stop := readAhead(paths)
+		next, stop := results.ReadAhead(paths)
 		defer stop()
 		for i, name := range expected {
 			r, err := next(i)

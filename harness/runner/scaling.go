@@ -262,8 +262,14 @@ func readNodeResults(dir string, nodes []string) (reported, error) {
 	if dir == "" {
 		return rep, nil
 	}
-	for _, name := range nodes {
-		r, err := results.Read(filepath.Join(dir, name, "results.json"))
+	paths := make([]string, len(nodes))
+	for i, name := range nodes {
+		paths[i] = filepath.Join(dir, name, "results.json")
+	}
+	next, stop := results.ReadAhead(paths)
+	defer stop()
+	for i, name := range nodes {
+		r, err := next(i)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}

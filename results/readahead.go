@@ -1,0 +1,47 @@
+package results
+
+import "runtime"
+
+// ReadAhead reads results.json files (a job's nodes') on every CPU ahead
+// of their reader (a merge, the scaling suite), which takes them in order
+// with next(i), 0, 1, 2 ...: decoding JSON is most of a merge's time. At
+// most a few files are decoded and waiting at once, so memory stays that
+// of a few nodes. stop ends the readers when the reader gives up early.
+func ReadAhead(paths []string) (next func(i int) (*Results, error), stop func()) {
+	type read struct {
+		r   *Results
+		err error
+	}
+	slots := make([]chan read, len(paths))
+	for i := range slots {
+		slots[i] = make(chan read, 1)
+	}
+	window := make(chan struct{}, 2*runtime.GOMAXPROCS(0)+1)
+	done := make(chan struct{})
+	go func() {
+		for i, p := range paths {
+			select {
+			case window <- struct{}{}:
+			case <-done:
+				return
+			}
+			go func() {
+				r, err := Read(p)
+				slots[i] <- read{r, err}
+			}()
+		}
+	}()
+	next = func(i int) (*Results, error) {
+		x := <-slots[i]
+		<-window
+		return x.r, x.err
+	}
+	stopped := false
+	stop = func() {
+		if !stopped {
+			stopped = true
+			close(done)
+		}
+	}
+	return next, stop
+}
