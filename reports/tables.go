@@ -60,6 +60,9 @@ func (t Table) Render(w io.Writer, format string) error {
 		rows[i] = make([]string, len(row))
 		for j, c := range row {
 			rows[i][j] = cleanText(c)
+			if format == FormatMarkdown {
+				rows[i][j] = markdownCell(rows[i][j])
+			}
 		}
 	}
 	if err := tbl.Bulk(rows); err != nil {
@@ -452,3 +455,13 @@ func RDMATable(r *results.Results) Table {
 	}
 	return t
 }
+
+// markdownCell keeps a cell one cell of one row in GitHub's and GitLab's
+// renderers, whatever a node printed: no | ends it, no newline starts a
+// row or a heading, and no [, ], ! or < makes a link, an image or HTML,
+// nor a URL, www. or address an autolink (GFM's extension).
+var markdownCell = strings.NewReplacer(
+	`\`, `\\`, "|", `\|`, "[", `\[`, "]", `\]`, "!", `\!`,
+	"://", `\:\/\/`, "www.", `www\.`, "@", `\@`,
+	"<", "&lt;", ">", "&gt;", "\r\n", `\n`, "\n", `\n`, "\r", `\r`,
+).Replace
