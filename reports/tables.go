@@ -458,10 +458,11 @@ func RDMATable(r *results.Results) Table {
 
 // markdownCell keeps a cell one cell of one row in GitHub's and GitLab's
 // renderers, whatever a node printed: no | ends it, no newline starts a
-// row or a heading, and no [, ], ! or < makes a link, an image or HTML,
+// row or a heading, and no [, ], ! or < makes a link, an image or HTML
+// (a > alone opens nothing inside a cell: "open -> proprietary" stays),
 // nor a URL, www. or address an autolink (GFM's extension).
 var markdownCell = strings.NewReplacer(
 	`\`, `\\`, "|", `\|`, "[", `\[`, "]", `\]`, "!", `\!`,
 	"://", `\:\/\/`, "www.", `www\.`, "@", `\@`,
-	"<", "&lt;", ">", "&gt;", "\r\n", `\n`, "\n", `\n`, "\r", `\r`,
+	"<", "&lt;", "\r\n", `\n`, "\n", `\n`, "\r", `\r`,
 ).Replace
