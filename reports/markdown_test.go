@@ -40,3 +40,21 @@ func TestMarkdownTablesHoldHostileCells(t *testing.T) {
 		t.Errorf("the FAIL cell is lost:\n%s", page)
 	}
 }
+
+// A title naming a recorded host ("GPU rails on <host>") is cleaned as
+// the cells are: its ESC never reaches the terminal, its newline no line.
+func TestTableTitlesAreCleaned(t *testing.T) {
+	for _, format := range []string{FormatText, FormatMarkdown} {
+		var b bytes.Buffer
+		tb := Table{Title: "GPU rails on evil\x1b]0;pwned\x07\n## forged", Header: []string{"gpu"}, Rows: [][]string{{"0"}}}
+		if err := tb.Render(&b, format); err != nil {
+			t.Fatal(err)
+		}
+		if out := b.String(); strings.ContainsAny(out, "\x1b\x07") || strings.Contains(out, "\n## forged") {
+			t.Errorf("%s: title not cleaned: %q", format, out)
+		}
+	}
+	if got := Terminal("node\x1b[2J\nx"); got != `node\x1b[2J\nx` {
+		t.Errorf("Terminal: %q", got)
+	}
+}

@@ -41,10 +41,12 @@ func (t Table) Render(w io.Writer, format string) error {
 		return fmt.Errorf("unknown table format %q (want text or markdown)", format)
 	}
 	if t.Title != "" {
+		// A title can name a node ("GPU rails on <host>").
+		title := cleanText(t.Title)
 		if format == FormatMarkdown {
-			fmt.Fprintf(w, "### %s\n\n", t.Title)
+			fmt.Fprintf(w, "### %s\n\n", markdownCell(title))
 		} else {
-			fmt.Fprintf(w, "%s\n", t.Title)
+			fmt.Fprintf(w, "%s\n", strings.ReplaceAll(title, "\n", `\n`))
 		}
 	}
 	tbl := tablewriter.NewTable(w,
@@ -466,3 +468,8 @@ var markdownCell = strings.NewReplacer(
 	"://", `\:\/\/`, "www.", `www\.`, "@", `\@`,
 	"<", "&lt;", "\r\n", `\n`, "\n", `\n`, "\r", `\r`,
 ).Replace
+
+// Terminal makes text from a node safe to print: the tables' rule, so an
+// ESC a recorded hostname holds reaches no terminal, and a newline is
+// shown, not obeyed.
+func Terminal(s string) string { return strings.ReplaceAll(cleanText(s), "\n", `\n`) }
