@@ -310,14 +310,14 @@ func TestARunWhoseTextfileCannotBeWrittenFailsNamingIt(t *testing.T) {
 // readmeRules writes the README's alert rules to a file and returns its path.
 func readmeRules(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/reference.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, rules, ok := strings.Cut(string(b), "```yaml\ngroups:")
 	rules, _, ok2 := strings.Cut(rules, "```")
 	if !ok || !ok2 {
-		t.Fatal("README.md has no ```yaml block of alert rules")
+		t.Fatal("docs/reference.md has no ```yaml block of alert rules")
 	}
 	path := filepath.Join(t.TempDir(), "rules.yml")
 	if err := os.WriteFile(path, []byte("groups:"+rules), 0o644); err != nil {
