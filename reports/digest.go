@@ -72,17 +72,11 @@ func Causes(r *results.Results) []Cause {
 // out.
 func StatusCounts(r *results.Results) map[string]int {
 	out := map[string]int{}
-	for _, n := range r.Nodes {
-		if n.Name == results.AllocationNode {
-			continue
+	r.Each(func(n results.Node) {
+		if n.Name != results.AllocationNode {
+			out[n.Status]++
 		}
-		out[n.Status]++
-		if n.Group != nil {
-			for _, m := range n.Group.Members {
-				out[m.Status]++
-			}
-		}
-	}
+	})
 	return out
 }
 

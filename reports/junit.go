@@ -118,22 +118,14 @@ func WriteJUnit(w io.Writer, r *results.Results, opt JUnitOptions) error {
 		suites = append(suites, s)
 	}
 	folded := r.Folded()
-	for _, n := range r.Nodes {
-		if !folded || n.Name == results.AllocationNode {
+	r.Each(func(n results.Node) {
+		switch {
+		case !folded || n.Name == results.AllocationNode:
 			addSuite(nodeSuite(n, opt, false))
-			continue
-		}
-		if n.Failed() {
+		case n.Failed():
 			addSuite(nodeSuite(n, opt, true))
 		}
-		if n.Group != nil {
-			for _, m := range n.Group.Members {
-				if m.Failed() {
-					addSuite(nodeSuite(m, opt, true))
-				}
-			}
-		}
-	}
+	})
 	if folded {
 		addSuite(rollupSuite(r))
 	}
@@ -208,7 +200,7 @@ func nodeSuite(n results.Node, opt JUnitOptions, failedOnly bool) junitSuite {
 	var cases []junitTestcase
 	for _, su := range n.Suites {
 		for _, sp := range su.Specs {
-			if failedOnly && (sp.State == results.StatePassed || sp.State == results.StateSkipped || sp.State == results.StatePending) {
+			if failedOnly && !sp.Failed() {
 				continue
 			}
 			cases = append(cases, testcase(n.Name, su.Name, sp, opt))

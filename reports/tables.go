@@ -106,7 +106,7 @@ func FailuresTable(r *results.Results) Table {
 		}
 		for _, s := range n.Suites {
 			for _, sp := range s.Specs {
-				if sp.State == results.StatePassed || sp.State == results.StateSkipped || sp.State == results.StatePending {
+				if !sp.Failed() {
 					continue
 				}
 				t.Rows = append(t.Rows, []string{nodeLabel(n), s.Name, sp.Name, firstLine(sp.Message)})

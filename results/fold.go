@@ -95,7 +95,7 @@ func (n Node) Cause() string {
 	}
 	for _, s := range n.Suites {
 		for _, sp := range s.Specs {
-			if sp.failed() {
+			if sp.Failed() {
 				return s.Name + ": " + ownName(n.Name, firstLine(sp.Message))
 			}
 		}
@@ -103,7 +103,9 @@ func (n Node) Cause() string {
 	return ""
 }
 
-func (sp Spec) failed() bool {
+// Failed says the spec failed (Ginkgo's failed, panicked, interrupted
+// ...): anything but passed, skipped or pending.
+func (sp Spec) Failed() bool {
 	return sp.State != StatePassed && sp.State != StateSkipped && sp.State != StatePending
 }
 
@@ -169,7 +171,7 @@ func (n Node) Lite() Node {
 	for _, s := range n.Suites {
 		var failed []Spec
 		for _, sp := range s.Specs {
-			if !sp.failed() {
+			if !sp.Failed() {
 				continue
 			}
 			sp.Output = truncateBytes(sp.Output, MaxLiteOutput)

@@ -378,7 +378,7 @@ func FailedNodes(res *results.Results) map[string]string {
 				continue
 			}
 			for _, sp := range s.Specs {
-				if sp.State != results.StatePassed && sp.State != results.StateSkipped && sp.State != results.StatePending {
+				if sp.Failed() {
 					if _, ok := out[n.Name]; !ok {
 						out[n.Name] = s.Name + ": " + sp.Message
 					}
