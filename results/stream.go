@@ -175,7 +175,7 @@ func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
 	if max >= 0 {
 		rd = io.LimitReader(f, max)
 	}
-	r, err := scan(bufio.NewReaderSize(rd, 64<<10), visit)
+	r, nodes, err := scan(bufio.NewReaderSize(rd, 64<<10), visit)
 	if err != nil {
 		var at *offsetError
 		if errors.As(err, &at) {
@@ -187,57 +187,60 @@ func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("reading %q: schema %q, want %q", path, r.Schema, Schema)
 	}
+	if nodes == 0 {
+		// Nothing was judged: passing it would pass an empty run.
+		return nil, fmt.Errorf(`reading %q: no node: a results.json holds at least one (its "nodes" array is missing or empty)`, path)
+	}
 	return r, nil
 }
 
-func scan(rd io.Reader, visit func(Node) error) (*Results, error) {
+func scan(rd io.Reader, visit func(Node) error) (_ *Results, nodes int, _ error) {
 	dec := bounded.NewDecoder(rd, ValueLimit)
 	var r Results
 	if err := expectDelim(dec, '{'); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	// encoding/json keeps the last of a repeated key, so a second
 	// "nodes" would pass unseen (and once had its own cap): keys are
 	// checked here token by token, and inside each value by decodeValue.
-	seen := map[string]bool{}
-	nodes := 0 // over the whole document
+	seen := map[string]bool{} // nodes counts over the whole document
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return nil, syntaxAt(dec, err)
+			return nil, 0, syntaxAt(dec, err)
 		}
 		key, _ := t.(string)
 		if seen[key] {
-			return nil, &offsetError{dec.InputOffset(), fmt.Errorf("the top-level key %q is given twice", key)}
+			return nil, 0, &offsetError{dec.InputOffset(), fmt.Errorf("the top-level key %q is given twice", key)}
 		}
 		seen[key] = true
 		switch key {
 		case "nodes":
 			if err := expectDelim(dec, '['); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			for dec.More() {
 				if nodes++; nodes > MaxNodes {
-					return nil, &offsetError{dec.InputOffset(), fmt.Errorf("more than %d nodes: a results.json holds one per host of one job: %w", MaxNodes, bounded.ErrTooLarge)}
+					return nil, 0, &offsetError{dec.InputOffset(), fmt.Errorf("more than %d nodes: a results.json holds one per host of one job: %w", MaxNodes, bounded.ErrTooLarge)}
 				}
 				var n Node
 				where := fmt.Sprintf("nodes[%d]", nodes-1)
 				if err := decodeValue(dec, &n, where); err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 				if err := checkNode(n, where); err != nil {
-					return nil, &offsetError{dec.InputOffset(), err}
+					return nil, 0, &offsetError{dec.InputOffset(), err}
 				}
 				if err := visit(n); err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 			}
 			if _, err := dec.Token(); err != nil {
-				return nil, syntaxAt(dec, err)
+				return nil, 0, syntaxAt(dec, err)
 			}
 		case "runs":
 			if err := decodeRuns(dec, &r); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		case "schema":
 			err = decodeValue(dec, &r.Schema, key)
@@ -253,20 +256,16 @@ func scan(rd io.Reader, visit func(Node) error) (*Results, error) {
 			}
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	if err := expectDelim(dec, '}'); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, &offsetError{dec.InputOffset(), errors.New("data after the document")}
+		return nil, 0, &offsetError{dec.InputOffset(), errors.New("data after the document")}
 	}
-	if nodes == 0 {
-		// Nothing was judged: passing it would pass an empty run.
-		return nil, errors.New(`no node: a results.json holds at least one (its "nodes" array is missing or empty)`)
-	}
-	return &r, nil
+	return &r, nodes, nil
 }
 
 // decodeRuns reads the cross-node runs (one per pair or node count) one

@@ -97,7 +97,7 @@ func TestCollectRefusesNodeNamesThatAreNoHostnames(t *testing.T) {
 			must(t, os.MkdirAll(filepath.Join(dir, "nodes", "a"), 0o755))
 			must(t, os.WriteFile(filepath.Join(dir, "nodes", "a", "b.log"), []byte(marker), 0o644))
 			before := plantedFiles(base)
-	r := gdrcheck(t, "collect", dir)
+			r := gdrcheck(t, "collect", dir)
 			if r.code != 2 {
 				t.Fatalf("exit %d, want 2\n%s%s", r.code, r.stdout, r.stderr)
 			}
