@@ -21,6 +21,18 @@ func Read(path string) (*Results, error) {
 	return r, nil
 }
 
+// ReadOpened is Read of a file its caller opened, reading at most max
+// bytes of it (ScanFile).
+func ReadOpened(f *os.File, max int64) (*Results, error) {
+	var nodes []Node
+	r, err := ScanFile(f, max, func(n Node) error { nodes = append(nodes, n); return nil })
+	if err != nil {
+		return nil, err
+	}
+	r.Nodes = nodes
+	return r, nil
+}
+
 // Encode is results.json's bytes, as the Encoder writes them.
 func (r *Results) Encode() ([]byte, error) {
 	var b bytes.Buffer

@@ -8,25 +8,31 @@ import "runtime"
 // most a few files are decoded and waiting at once, so memory stays that
 // of a few nodes. stop ends the readers when the reader gives up early.
 func ReadAhead(paths []string) (next func(i int) (*Results, error), stop func()) {
+	return ReadAheadFunc(len(paths), func(i int) (*Results, error) { return Read(paths[i]) })
+}
+
+// ReadAheadFunc is ReadAhead over n documents that read(i) reads (a job
+// directory's, through its root).
+func ReadAheadFunc(n int, readOne func(i int) (*Results, error)) (next func(i int) (*Results, error), stop func()) {
 	type read struct {
 		r   *Results
 		err error
 	}
-	slots := make([]chan read, len(paths))
+	slots := make([]chan read, n)
 	for i := range slots {
 		slots[i] = make(chan read, 1)
 	}
 	window := make(chan struct{}, 2*runtime.GOMAXPROCS(0)+1)
 	done := make(chan struct{})
 	go func() {
-		for i, p := range paths {
+		for i := range n {
 			select {
 			case window <- struct{}{}:
 			case <-done:
 				return
 			}
 			go func() {
-				r, err := Read(p)
+				r, err := readOne(i)
 				slots[i] <- read{r, err}
 			}()
 		}

@@ -163,11 +163,23 @@ func Scan(path string, visit func(Node) error) (*Results, error) {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := scan(bufio.NewReaderSize(f, 64<<10), visit)
+	return ScanFile(f, -1, visit)
+}
+
+// ScanFile is Scan of a file its caller opened (through a root, checked
+// to be a regular file), named by f.Name(), reading at most max bytes of
+// it (-1: no cap but the values' and the nodes').
+func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
+	path := f.Name()
+	var rd io.Reader = f
+	if max >= 0 {
+		rd = io.LimitReader(f, max)
+	}
+	r, nodes, err := scan(bufio.NewReaderSize(rd, 64<<10), visit)
 	if err != nil {
 		var at *offsetError
 		if errors.As(err, &at) {
-			line, col := lineCol(path, at.off)
+			line, col := lineCol(f, at.off)
 			return nil, fmt.Errorf("reading %s:%d:%d: %w", path, line, col, at.err)
 		}
 		return nil, fmt.Errorf("reading %q: %w", path, err)
@@ -175,68 +187,85 @@ func Scan(path string, visit func(Node) error) (*Results, error) {
 	if r.Schema != Schema {
 		return nil, fmt.Errorf("reading %q: schema %q, want %q", path, r.Schema, Schema)
 	}
+	if nodes == 0 {
+		// Nothing was judged: passing it would pass an empty run.
+		return nil, fmt.Errorf(`reading %q: no node: a results.json holds at least one (its "nodes" array is missing or empty)`, path)
+	}
 	return r, nil
 }
 
-func scan(rd io.Reader, visit func(Node) error) (*Results, error) {
+func scan(rd io.Reader, visit func(Node) error) (_ *Results, nodes int, _ error) {
 	dec := bounded.NewDecoder(rd, ValueLimit)
 	var r Results
 	if err := expectDelim(dec, '{'); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	// encoding/json keeps the last of a repeated key, so a second
+	// "nodes" would pass unseen (and once had its own cap): keys are
+	// checked here token by token, and inside each value by decodeValue.
+	seen := map[string]bool{} // nodes counts over the whole document
 	for dec.More() {
 		t, err := dec.Token()
 		if err != nil {
-			return nil, syntaxAt(dec, err)
+			return nil, 0, syntaxAt(dec, err)
 		}
 		key, _ := t.(string)
+		if seen[key] {
+			return nil, 0, &offsetError{dec.InputOffset(), fmt.Errorf("the top-level key %q is given twice", key)}
+		}
+		seen[key] = true
 		switch key {
 		case "nodes":
 			if err := expectDelim(dec, '['); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
-			nodes := 0
 			for dec.More() {
 				if nodes++; nodes > MaxNodes {
-					return nil, &offsetError{dec.InputOffset(), fmt.Errorf("more than %d nodes: a results.json holds one per host of one job: %w", MaxNodes, bounded.ErrTooLarge)}
+					return nil, 0, &offsetError{dec.InputOffset(), fmt.Errorf("more than %d nodes: a results.json holds one per host of one job: %w", MaxNodes, bounded.ErrTooLarge)}
 				}
 				var n Node
-				if err := dec.Decode(&n); err != nil {
-					return nil, syntaxAt(dec, err)
+				where := fmt.Sprintf("nodes[%d]", nodes-1)
+				if err := decodeValue(dec, &n, where); err != nil {
+					return nil, 0, err
+				}
+				if err := checkNode(n, where); err != nil {
+					return nil, 0, &offsetError{dec.InputOffset(), err}
 				}
 				if err := visit(n); err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 			}
 			if _, err := dec.Token(); err != nil {
-				return nil, syntaxAt(dec, err)
+				return nil, 0, syntaxAt(dec, err)
 			}
 		case "runs":
 			if err := decodeRuns(dec, &r); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		case "schema":
-			err = dec.Decode(&r.Schema)
+			err = decodeValue(dec, &r.Schema, key)
 		case "tool":
-			err = dec.Decode(&r.Tool)
+			err = decodeValue(dec, &r.Tool, key)
 		case "started":
-			err = dec.Decode(&r.Started)
+			err = decodeValue(dec, &r.Started, key)
 		case "finished":
-			err = dec.Decode(&r.Finished)
+			err = decodeValue(dec, &r.Finished, key)
 		default:
-			err = dec.Skip()
+			if err = dec.Skip(); err != nil {
+				err = syntaxAt(dec, err)
+			}
 		}
 		if err != nil {
-			return nil, syntaxAt(dec, err)
+			return nil, 0, err
 		}
 	}
 	if err := expectDelim(dec, '}'); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, &offsetError{dec.InputOffset(), errors.New("data after the document")}
+		return nil, 0, &offsetError{dec.InputOffset(), errors.New("data after the document")}
 	}
-	return &r, nil
+	return &r, nodes, nil
 }
 
 // decodeRuns reads the cross-node runs (one per pair or node count) one
@@ -254,8 +283,8 @@ func decodeRuns(dec *bounded.Decoder, r *Results) error {
 	r.Runs = []Run{}
 	for dec.More() {
 		var run Run
-		if err := dec.Decode(&run); err != nil {
-			return syntaxAt(dec, err)
+		if err := decodeValue(dec, &run, fmt.Sprintf("runs[%d]", len(r.Runs))); err != nil {
+			return err
 		}
 		r.Runs = append(r.Runs, run)
 	}
@@ -299,14 +328,9 @@ func (e *offsetError) Unwrap() error { return e.err }
 
 // lineCol finds the 1-based line and column of a byte offset by reading
 // the file again: only an error pays for it.
-func lineCol(path string, off int64) (line, col int) {
+func lineCol(f io.ReaderAt, off int64) (line, col int) {
 	line, col = 1, 1
-	f, err := os.Open(path)
-	if err != nil {
-		return line, col
-	}
-	defer f.Close()
-	rd := bufio.NewReader(io.LimitReader(f, off))
+	rd := bufio.NewReader(io.NewSectionReader(f, 0, off))
 	for {
 		b, err := rd.ReadByte()
 		if err != nil {

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
 )
@@ -43,17 +46,6 @@ type Step struct {
 	// because the job was told to end (USR1, TERM).
 	TimedOut  bool `json:"timed_out,omitempty"`
 	Cancelled bool `json:"cancelled,omitempty"`
-}
-
-func readJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("reading %q: %w", path, err)
-	}
-	return nil
 }
 
 func writeJSON(path string, v any) error {
@@ -106,22 +98,33 @@ type Amend func(n results.Node, runs []results.Run) results.Node
 // CollectAmended is Collect with every node passed through amend (nil:
 // none) before it is written.
 func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
+	jd, err := openJobDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer jd.Close()
 	var job JobInfo
-	if err := readJSON(filepath.Join(dir, jobFile), &job); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := jd.readJSON(jobFile, &job); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := checkNodeNames(jd.path(jobFile), job.Nodes); err != nil {
 		return nil, err
 	}
 	var steps []Step
-	if err := readJSON(filepath.Join(dir, stepsFile), &steps); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := jd.readJSON(stepsFile, &steps); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	expected := job.Nodes
 	if len(expected) == 0 {
-		ents, err := os.ReadDir(filepath.Join(dir, nodesDir))
+		ents, err := fs.ReadDir(jd.root.FS(), nodesDir)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
 		for _, e := range ents {
 			if e.IsDir() {
+				if err := hostlist.Valid(e.Name()); err != nil {
+					return nil, fmt.Errorf("%s: a node's directory: %w", jd.path(nodesDir), err)
+				}
 				expected = append(expected, e.Name())
 			}
 		}
@@ -157,18 +160,16 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 		fold.Add(n)
 		return nil
 	}
-	err := m.set.AddFunc(filepath.Join(dir, resultsFile), func(w io.Writer) error {
+	err = m.set.AddFunc(filepath.Join(dir, resultsFile), func(w io.Writer) error {
 		e := results.NewLineEncoder(w)
-		paths := make([]string, len(expected))
-		for i, name := range expected {
-			paths[i] = filepath.Join(dir, nodesDir, name, resultsFile)
-		}
-		next, stop := results.ReadAhead(paths)
+		next, stop := results.ReadAheadFunc(len(expected), func(i int) (*results.Results, error) {
+			return jd.readResults(nodeFile(expected[i], resultsFile))
+		})
 		defer stop()
 		for i, name := range expected {
 			r, err := next(i)
 			if err != nil {
-				if err := add(e, results.Node{Name: name, Status: results.NodeMissing, Reason: missingReason(dir, name, steps, note, err)}); err != nil {
+				if err := add(e, missingNode(jd, name, steps, note, err)); err != nil {
 					return err
 				}
 				continue
@@ -191,7 +192,7 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 				res.Started = r.Started
 			}
 		}
-		s, err := results.Read(filepath.Join(dir, scaleDir, resultsFile))
+		s, err := jd.readResults(path.Join(scaleDir, resultsFile))
 		switch {
 		case err == nil:
 			for _, r := range s.Runs {
@@ -208,7 +209,8 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 		case scalingWanted(job, steps) || !errors.Is(err, os.ErrNotExist):
 			// A scaling step that died must not read as a job
 			// without one: the allocation is missing, saying why.
-			if err := add(e, results.Node{Name: AllocationNode, Status: results.NodeMissing, Reason: scalingMissingReason(dir, steps, note, err)}); err != nil {
+			reason, refused := scalingMissingReason(jd, steps, note, err)
+			if err := add(e, results.Node{Name: AllocationNode, Status: missingStatus(refused), Reason: reason}); err != nil {
 				return err
 			}
 		}
@@ -243,9 +245,12 @@ func (m *Merged) resultsPath() string { return m.set.Path(0) }
 // Discard removes the staged results.json.
 func (m *Merged) Discard() { m.set.Abort() }
 
-// missingReason says why a node has no results: what happened to the step
-// that should have produced them, and what the node printed last.
-func missingReason(dir, node string, steps []Step, note string, readErr error) string {
+// missingNode is a node without results, saying why: what happened to
+// the step that should have produced them, and what the node printed
+// last. A results.json or log that is a link or no regular file is
+// refused, and makes the node unevaluable: something other than its step
+// put it there.
+func missingNode(jd *jobFiles, node string, steps []Step, note string, readErr error) results.Node {
 	step := "node-suites"
 	if strings.HasSuffix(node, results.ContainerSuffix) {
 		step = "container-suite"
@@ -256,7 +261,18 @@ func missingReason(dir, node string, steps []Step, note string, readErr error) s
 			parts = append(parts, stepFate(s)...)
 		}
 	}
-	return strings.Join(withTail(parts, note, filepath.Join(dir, nodesDir, node+".log")), "; ")
+	parts, refused := withTail(jd, parts, note, path.Join(nodesDir, node+".log"))
+	refused = refused || errors.Is(readErr, errNotRegular)
+	return results.Node{Name: node, Status: missingStatus(refused), Reason: strings.Join(parts, "; ")}
+}
+
+// missingStatus is a node's status without results: missing, or
+// unevaluable where a file of it was refused.
+func missingStatus(refused bool) string {
+	if refused {
+		return results.NodeUnevaluable
+	}
+	return results.NodeMissing
 }
 
 // scalingWanted says whether the job meant to run the scaling suite, as
@@ -273,7 +289,7 @@ func scalingWanted(job JobInfo, steps []Step) bool {
 // scalingMissingReason says why the allocation has no results: the
 // scaling step's fate (steps.json) and the last lines it printed
 // (scale/scaling.log).
-func scalingMissingReason(dir string, steps []Step, note string, readErr error) string {
+func scalingMissingReason(jd *jobFiles, steps []Step, note string, readErr error) (string, bool) {
 	parts := []string{fmt.Sprintf("the scaling suite never reported (%s)", shortErr(readErr))}
 	found := false
 	for _, s := range steps {
@@ -293,7 +309,8 @@ func scalingMissingReason(dir string, steps []Step, note string, readErr error) 
 	if !found {
 		parts = append(parts, "the scaling step never started")
 	}
-	return strings.Join(withTail(parts, note, filepath.Join(dir, scaleDir, scaleLogFile)), "; ")
+	parts, refused := withTail(jd, parts, note, path.Join(scaleDir, scaleLogFile))
+	return strings.Join(parts, "; "), refused || errors.Is(readErr, errNotRegular)
 }
 
 // stepFate says how a step ended, when that explains missing results.
@@ -311,15 +328,20 @@ func stepFate(s Step) []string {
 	return nil
 }
 
-// withTail adds the note and the last lines of a log to a reason.
-func withTail(parts []string, note, log string) []string {
+// withTail adds the note and the last lines of a log to a reason; a log
+// that is no regular file is named instead, and refused says so.
+func withTail(jd *jobFiles, parts []string, note, log string) (_ []string, refused bool) {
 	if note != "" {
 		parts = append(parts, note)
 	}
-	if tail := logTail(log, 3); tail != "" {
+	tail, err := jd.tail(log, 3)
+	switch {
+	case err != nil:
+		parts = append(parts, "its log is refused: "+err.Error())
+	case tail != "":
 		parts = append(parts, "last output: "+tail)
 	}
-	return parts
+	return parts, err != nil
 }
 
 func shortErr(err error) string {
@@ -329,23 +351,21 @@ func shortErr(err error) string {
 	return err.Error()
 }
 
-// logTail returns the last n non-empty lines of a file, joined, read
-// from its last 64 KiB: a log may be as long as the run that wrote it.
+// logTail returns the last n non-empty lines of a file the job itself
+// wrote (the scaling step's log), joined, from its last 64 KiB.
 func logTail(path string, n int) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return ""
-	}
-	from := max(fi.Size()-64<<10, 0)
-	b := make([]byte, fi.Size()-from)
-	k, _ := f.ReadAt(b, from)
-	b = b[:k]
-	if i := bytes.IndexByte(b, '\n'); from > 0 && i >= 0 {
+	return tailOf(f, n)
+}
+
+// lastLines is the last n non-empty lines of b, joined; cut says b starts
+// inside a line, which is dropped.
+func lastLines(b []byte, n int, cut bool) string {
+	if i := bytes.IndexByte(b, '\n'); cut && i >= 0 {
 		b = b[i+1:] // from a line start
 	}
 	var lines []string

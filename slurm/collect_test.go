@@ -135,11 +135,11 @@ func TestCollectAmendedWritesAmendedNodesAndDrainsNoComparison(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(dir, nodesDir, "node1"), 0o755)
 	os.MkdirAll(filepath.Join(dir, scaleDir), 0o755)
-	one := &results.Results{Schema: results.Schema, Nodes: []results.Node{{Name: "node1", Status: results.NodeEvaluated}}}
+	one := &results.Results{Schema: results.Schema, Nodes: []results.Node{{Name: "node1", Status: results.NodeEvaluated, Facts: []results.Fact{{Name: "gpus", Value: "8"}}}}}
 	if err := one.Write(filepath.Join(dir, nodesDir, "node1", resultsFile)); err != nil {
 		t.Fatal(err)
 	}
-	scale := &results.Results{Schema: results.Schema, Nodes: []results.Node{{Name: AllocationNode, Status: results.NodeEvaluated}},
+	scale := &results.Results{Schema: results.Schema, Nodes: []results.Node{{Name: AllocationNode, Status: results.NodeEvaluated, Facts: []results.Fact{{Name: "nodes", Value: "1"}}}},
 		Runs: []results.Run{{Suite: "scale", Op: "all_reduce", Nodes: []string{"node1"}}}}
 	if err := scale.Write(filepath.Join(dir, scaleDir, resultsFile)); err != nil {
 		t.Fatal(err)

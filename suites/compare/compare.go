@@ -343,12 +343,14 @@ func verdicts(b, a results.Node) change {
 			old[s.Name+" / "+sp.Name] = sp
 		}
 	}
+	now := map[string]bool{}
 	for _, s := range a.Suites {
 		if s.Name == Suite {
 			continue
 		}
 		for _, sp := range s.Specs {
 			key := s.Name + " / " + sp.Name
+			now[key] = true
 			was, ok := old[key]
 			switch {
 			case !ok:
@@ -358,6 +360,21 @@ func verdicts(b, a results.Node) change {
 				c.note("%s: %s -> passed", key, was.State)
 			case was.State == results.StatePassed && sp.State == results.StateSkipped:
 				c.note("%s: passed -> skipped: %s", key, firstLine(sp.Message))
+			}
+		}
+	}
+	if a.Status != results.NodeEvaluated {
+		return c // its status already says why its specs are gone
+	}
+	// A check that passed and is gone proves nothing after: an AFTER
+	// that ran less must not read as one that kept everything.
+	for _, s := range b.Suites {
+		if s.Name == Suite {
+			continue
+		}
+		for _, sp := range s.Specs {
+			if key := s.Name + " / " + sp.Name; sp.State == results.StatePassed && !now[key] {
+				c.regress("%s: passed -> absent: the run after has no such spec", key)
 			}
 		}
 	}

@@ -222,3 +222,33 @@ func TestCompareNamesANodeMissingInTheRunAfter(t *testing.T) {
 		}
 	}
 }
+
+// A spec that passed before and is gone after proved nothing the second
+// time: it is a regression, named, not "no change".
+func TestASpecThatPassedAndIsGoneIsARegression(t *testing.T) {
+	before, after := load(t), load(t)
+	var gone string
+	for i, s := range after.Nodes[0].Suites {
+		for j, sp := range s.Specs {
+			if gone == "" && sp.State == results.StatePassed {
+				gone = s.Name + " / " + sp.Name
+				after.Nodes[0].Suites[i].Specs = append(s.Specs[:j:j], s.Specs[j+1:]...)
+			}
+		}
+	}
+	if gone == "" {
+		t.Fatalf("%s: no passed spec", recorded)
+	}
+	res := Compare(before, after, Options{})
+	if code := res.ExitCode(); code != results.ExitFailed {
+		t.Fatalf("%s removed: exit %d, want 1", gone, code)
+	}
+	for _, sp := range res.Nodes[0].Suites[0].Specs {
+		if sp.Name == AspectVerdicts && (sp.State != results.StateFailed || sp.Message != gone+": passed -> absent: the run after has no such spec") {
+			t.Errorf("%s: %s %q", sp.Name, sp.State, sp.Message)
+		}
+	}
+	if res := Compare(before, load(t), Options{}); res.ExitCode() != results.ExitPassed {
+		t.Errorf("the same run twice: exit %d", res.ExitCode())
+	}
+}

@@ -1,0 +1,83 @@
+package results
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
+)
+
+// decodeValue decodes the next value of dec into v, refusing a key given
+// twice in any object of it: encoding/json keeps the last one silently,
+// encoding/json/v2 (go-json-experiment/json, its mirror) refuses it.
+// Invalid UTF-8 is taken, as encoding/json takes it. where names the
+// value in errors ("nodes[3]", "tool"), which point at the byte.
+func decodeValue(dec *bounded.Decoder, v any, where string) error {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
+		return syntaxAt(dec, err)
+	}
+	err := jsonv2.Unmarshal(raw, v, jsontext.AllowInvalidUTF8(true))
+	if err == nil {
+		return nil
+	}
+	start := dec.InputOffset() - int64(len(raw))
+	var syn *jsontext.SyntacticError
+	var sem *jsonv2.SemanticError
+	switch {
+	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
+		in := where + string(syn.JSONPointer)
+		if i := strings.LastIndexByte(in, '/'); i >= 0 && len(syn.JSONPointer) > 0 {
+			in = in[:i]
+		}
+		return &offsetError{start + syn.ByteOffset, fmt.Errorf("%s%s: the key %q is given twice", in, named(raw, where), syn.JSONPointer.LastToken())}
+	case errors.As(err, &syn):
+		return &offsetError{start + syn.ByteOffset, fmt.Errorf("%s%s: %w", where, named(raw, where), syn.Err)}
+	case errors.As(err, &sem):
+		return &offsetError{start + sem.ByteOffset, fmt.Errorf("%s%s: %w", where, named(raw, where), err)}
+	}
+	return &offsetError{start, fmt.Errorf("%s: %w", where, err)}
+}
+
+// named is ` (named "gpu001")` for a node whose name can be read,
+// leniently, to say which node an error is in; else "".
+func named(raw []byte, where string) string {
+	if !strings.HasPrefix(where, "nodes[") {
+		return ""
+	}
+	var n struct{ Name string }
+	if json.Unmarshal(raw, &n) != nil || n.Name == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (named %q)", bounded.ClipString(n.Name, 80))
+}
+
+// checkNode refuses a node that says nothing: one with no name, an
+// unknown status, or neither facts nor specs, unless a status other than
+// evaluated gives the reason it has none (a node that never reported).
+func checkNode(n Node, where string) error {
+	if n.Name == "" {
+		return fmt.Errorf("%s: the node has no name", where)
+	}
+	where = fmt.Sprintf("%s (named %q)", where, bounded.ClipString(n.Name, 80))
+	switch n.Status {
+	case NodeEvaluated, NodeUnevaluable, NodeMissing, NodeInterrupted:
+	default:
+		return fmt.Errorf("%s: status %q: want %s, %s, %s or %s", where, n.Status, NodeEvaluated, NodeUnevaluable, NodeMissing, NodeInterrupted)
+	}
+	if len(n.Facts) > 0 || n.Counts().Tests > 0 {
+		return nil
+	}
+	if n.Status == NodeEvaluated {
+		return fmt.Errorf("%s: evaluated, yet it holds neither facts nor specs", where)
+	}
+	if n.Reason == "" {
+		return fmt.Errorf("%s: %s with neither facts, specs nor a reason", where, n.Status)
+	}
+	return nil
+}
