@@ -52,7 +52,13 @@ func Acquire(ctx context.Context, dir string, timeout time.Duration, progress io
 	path := filepath.Join(dir, File)
 	// O_NOFOLLOW: a link planted in the directory under the lock's name
 	// would have root write the pid through it.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
+	flags := syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|flags, 0o644)
+	if errors.Is(err, os.ErrPermission) {
+		// Another user's lock file in a shared directory: flock needs
+		// only a read, the pid is then not recorded.
+		f, err = os.OpenFile(path, os.O_RDONLY|flags, 0)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("locking %q: %w", dir, err)
 	}
