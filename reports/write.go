@@ -25,8 +25,14 @@ type WriteOptions struct {
 // which every other view is rebuilt from, is renamed into place last. A
 // failure leaves the previous set as it was.
 func WriteAll(dir string, r *results.Results, o WriteOptions) error {
-	var set results.FileSet
-	if err := Stage(&set, dir, r, o); err != nil {
+	return WriteAllWith(&results.FileSet{}, dir, r, o)
+}
+
+// WriteAllWith is WriteAll committing what set already holds (a run's
+// logs/, staged with AddDir) with the reports, before them: the set on
+// disk is one run's, logs and all.
+func WriteAllWith(set *results.FileSet, dir string, r *results.Results, o WriteOptions) error {
+	if err := Stage(set, dir, r, o); err != nil {
 		return err
 	}
 	if err := set.AddFunc(filepath.Join(dir, "results.json"), func(w io.Writer) error {

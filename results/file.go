@@ -75,7 +75,10 @@ type FileSet struct {
 	staged []staged
 }
 
-type staged struct{ tmp, path string }
+type staged struct {
+	tmp, path string
+	dir       bool // a directory (AddDir)
+}
 
 // Add stages data for path; on error nothing of the set is left behind.
 func (s *FileSet) Add(path string, data []byte) error {
@@ -123,7 +126,11 @@ func (s *FileSet) Append(other *FileSet) {
 func (s *FileSet) Commit() error {
 	defer s.Abort()
 	for i, f := range s.staged {
-		if err := os.Rename(f.tmp, f.path); err != nil {
+		commit := os.Rename
+		if f.dir {
+			commit = commitDir
+		}
+		if err := commit(f.tmp, f.path); err != nil {
 			return fmt.Errorf("writing %q: %w", f.path, err)
 		}
 		s.staged[i].tmp = ""
@@ -135,7 +142,7 @@ func (s *FileSet) Commit() error {
 func (s *FileSet) Abort() {
 	for _, f := range s.staged {
 		if f.tmp != "" {
-			os.Remove(f.tmp)
+			os.RemoveAll(f.tmp) // a staged directory with what is in it
 		}
 	}
 	s.staged = nil

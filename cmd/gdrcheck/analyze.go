@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,7 +25,10 @@ const analyzeExitCodes = `Exit codes:
   2  nothing it can judge: the file is unreadable, empty, not the tool's
      output, or partial (cut mid-line, killed, trimmed, stopping before its
      last size); standard error says why and how to get one it can judge.
-     A failure already in a partial output is still judged: exit 1.`
+     A failure already in a partial output is still judged: exit 1.
+     An input is read up to --max-bytes (default 4 GiB) and until the
+     first SIGINT or SIGTERM: what was read is judged, as partial, and
+     the reason names the cap or the signal; a second signal kills.`
 
 func newAnalyzeCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -49,13 +51,6 @@ says what it judges.
 	return cmd
 }
 
-func openInput(cmd *cobra.Command, name string) (io.ReadCloser, error) {
-	if name == "-" {
-		return io.NopCloser(cmd.InOrStdin()), nil
-	}
-	return os.Open(name)
-}
-
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -68,6 +63,7 @@ var debugHint = "rerun with " + strings.Join(nccl.DebugEnv, " ") + ", which prin
 
 func newAnalyzeNCCLLogCmd() *cobra.Command {
 	var format string
+	var in *inputOptions
 	cmd := &cobra.Command{
 		Use:   "nccl-log FILE",
 		Short: "Classify the transports of an NCCL_DEBUG=INFO log",
@@ -99,14 +95,14 @@ line, no channel connection line, or a log that does not cover a whole run
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			f, err := openInput(cmd, args[0])
+			f, err := in.open(cmd, args[0])
 			if err != nil {
 				return err
 			}
 			defer f.Close()
 			s, err := nccl.ParseLog(f)
 			if errors.Is(err, nccl.ErrNoData) {
-				return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: %w: no NCCL debug line; %s", args[0], err, debugHint)}
+				return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: %w: no NCCL debug line; %s", args[0], err, f.noData(debugHint))}
 			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
@@ -116,6 +112,7 @@ line, no channel connection line, or a log that does not cover a whole run
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	in = addInput(cmd)
 	return cmd
 }
 

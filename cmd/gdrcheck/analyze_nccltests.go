@@ -19,6 +19,7 @@ const testsExpected = `expected what all_reduce_perf and the other nccl-tests bi
 
 func newAnalyzeNCCLTestsCmd() *cobra.Command {
 	var format string
+	var in *inputOptions
 	cmd := &cobra.Command{
 		Use:   "nccl-tests FILE",
 		Short: "Read the result table of an nccl-tests run (text or -J JSON)",
@@ -48,7 +49,7 @@ the same output when the run had NCCL_DEBUG=INFO.
 			if err := checkFormat(format); err != nil {
 				return err
 			}
-			f, err := openInput(cmd, args[0])
+			f, err := in.open(cmd, args[0])
 			if err != nil {
 				return err
 			}
@@ -59,7 +60,7 @@ the same output when the run had NCCL_DEBUG=INFO.
 			}
 			t, err := parse(f)
 			if errors.Is(err, nccl.ErrNoData) {
-				return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: %w: %s", args[0], err, testsExpected)}
+				return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: %w: %s", args[0], err, f.noData(testsExpected))}
 			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
@@ -69,6 +70,7 @@ the same output when the run had NCCL_DEBUG=INFO.
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	in = addInput(cmd)
 	return cmd
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -24,6 +23,7 @@ type perftestReport struct {
 
 func newAnalyzePerftestCmd() *cobra.Command {
 	var format, mem string
+	var in *inputOptions
 	cmd := &cobra.Command{
 		Use:   "perftest FILE",
 		Short: "Read the output of ib_write_bw and its siblings (text or --out_json)",
@@ -65,9 +65,14 @@ the last size read.
 			default:
 				return fmt.Errorf("--mem %q: want host, cuda or cuda-dmabuf", mem)
 			}
-			res, err := readPerftest(cmd.InOrStdin(), args[0])
+			f, err := in.open(cmd, args[0])
+			if err != nil {
+				return &exitError{code: results.ExitUnevaluable, err: err}
+			}
+			defer f.Close()
+			res, err := readPerftest(f)
 			if errors.Is(err, perftest.ErrNoOutput) {
-				err = fmt.Errorf("%w: %s", err, perftestExpected)
+				err = fmt.Errorf("%w: %s", err, f.noData(perftestExpected))
 			}
 			if err != nil {
 				return &exitError{code: results.ExitUnevaluable, err: err}
@@ -88,6 +93,7 @@ the last size read.
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
 	cmd.Flags().StringVar(&mem, "mem", "", "the memory the run used, for outputs that do not say: host, cuda or cuda-dmabuf")
+	in = addInput(cmd)
 	return cmd
 }
 
@@ -109,25 +115,16 @@ func judgePerftest(r *perftest.Result) (int, string) {
 	return results.ExitPassed, plural(len(r.Rows), "size") + ", no failure"
 }
 
-// readPerftest opens and parses FILE ("-": stdin); a name ending in .json
-// is perftest's --out_json file.
-func readPerftest(stdin io.Reader, name string) (*perftest.Result, error) {
-	in := stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		in = f
-	}
+// readPerftest parses FILE; a name ending in .json is perftest's
+// --out_json file.
+func readPerftest(in *input) (*perftest.Result, error) {
 	parse := perftest.Parse
-	if strings.HasSuffix(name, ".json") {
+	if strings.HasSuffix(in.name, ".json") {
 		parse = perftest.ParseJSON
 	}
 	res, err := parse(in)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", in.name, err)
 	}
 	return res, nil
 }

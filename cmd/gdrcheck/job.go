@@ -44,6 +44,16 @@ func newJobCmd() *cobra.Command {
 				return err
 			}
 			l.Amend = ct.amend()
+			// The job directory is the leader's for the whole job: a
+			// collect, or a leader of the same directory, waits.
+			if err := os.MkdirAll(l.Out, 0o755); l.Out != "" && err != nil {
+				return err
+			}
+			release, err := lockOut(cmd, l.Out, defaultLockTimeout)
+			if err != nil {
+				return err
+			}
+			defer release()
 			// USR1 comes --signal-seconds before the time limit, TERM
 			// with scancel: stop what runs and write the report.
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGUSR1, syscall.SIGTERM, os.Interrupt)
@@ -85,6 +95,7 @@ func newJobCmd() *cobra.Command {
 func newCollectCmd() *cobra.Command {
 	var format, note, prom string
 	var ct compareTo
+	var lockTimeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "collect DIR",
 		Short: "Merge what a job left in DIR into one report",
@@ -108,6 +119,11 @@ from its own gdrcheck run --prom-textfile.`,
 			if err := ct.load(); err != nil {
 				return err
 			}
+			release, err := lockOut(cmd, args[0], lockTimeout)
+			if err != nil {
+				return err
+			}
+			defer release()
 			m, err := slurm.CollectAmended(args[0], note, ct.amend())
 			if err != nil {
 				return &exitError{code: results.ExitUnevaluable, err: err}
@@ -129,6 +145,7 @@ from its own gdrcheck run --prom-textfile.`,
 	cmd.Flags().StringVar(&note, "note", "", "add this to the reason of every missing node (e.g. how the job ended)")
 	ct.flags(cmd.Flags())
 	addPromTextfile(cmd, &prom, promJobHelp)
+	addLockTimeout(cmd, &lockTimeout, "DIR")
 	return cmd
 }
 

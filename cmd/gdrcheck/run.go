@@ -45,6 +45,7 @@ type runOptions struct {
 	scalingArgs    string
 	cmp            compareTo
 	promTextfile   string
+	lockTimeout    time.Duration
 }
 
 func newRunCmd(o *options) *cobra.Command {
@@ -53,8 +54,10 @@ func newRunCmd(o *options) *cobra.Command {
 		Use:   "run",
 		Short: "Run the node suites on this node (no Slurm)",
 		Long: `Run collects this node's evidence once (NVML, sysfs, procfs) and runs the
-selected spec suites against it in-process. It writes DIR/junit.xml and
-DIR/results.json (atomically) and prints a summary table. With
+selected spec suites against it in-process. It writes DIR/junit.xml,
+DIR/results.json, DIR/report.html and the benchmarks' DIR/logs/ as one set
+(atomically) and prints a summary table. One run at a time writes into
+DIR: a second waits for the first, up to --lock-timeout. With
 --prom-textfile PATH it also writes the node's GPUDirect evidence for
 node_exporter's textfile collector, in the same set; every series carries
 a node label, the name the node reports under, and {node} in PATH (as in
@@ -104,6 +107,7 @@ still reported, and the library's error with its likely cause).`,
 	f.StringVar(&r.scaling.Pairs, "scaling-pairs", runner.PairsAuto, "scaling: when to re-pair the nodes to name a slow one: auto (a run below its baseline band, or no baseline), always, never")
 	r.cmp.flags(f)
 	addPromTextfile(cmd, &r.promTextfile, promNodeHelp)
+	addLockTimeout(cmd, &r.lockTimeout, "DIR (--out)")
 	o.addHostRoot(cmd)
 	return cmd
 }
@@ -134,6 +138,20 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	r.promTextfile = strings.ReplaceAll(r.promTextfile, "{node}", nodeNameFor(r.nodeName))
 	if err := os.MkdirAll(r.out, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
+	}
+	// One run at a time into DIR, and its logs/ staged with the reports:
+	// the set on disk is always one run's.
+	release, err := lockOut(cmd, r.out, r.lockTimeout)
+	if err != nil {
+		return err
+	}
+	defer release()
+	removeStaleLogs(r.out)
+	var set results.FileSet
+	defer set.Abort()
+	logDir, err := set.AddDir(filepath.Join(r.out, "logs"))
+	if err != nil {
+		return err
 	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	var progress io.Writer = stderr
@@ -169,7 +187,8 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 		NCCLTimeout:  r.ncclTimeout,
 		NCCLLauncher: r.ncclLauncher,
 		PerftestDir:  r.perftestDir,
-		LogDir:       filepath.Join(r.out, "logs"),
+		LogDir:       logDir,
+		LogRef:       "logs",
 		BaselineDir:  r.baselineDir,
 		Scaling:      r.scaling,
 		Ctx:          cmd.Context(),
@@ -182,7 +201,7 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	}
 	r.cmp.apply(res)
 	wo := reports.WriteOptions{JUnit: reports.JUnitOptions{TestcaseProperties: r.tcProps}, PromTextfile: r.promTextfile}
-	if err := reports.WriteAll(r.out, res, wo); err != nil {
+	if err := reports.WriteAllWith(&set, r.out, res, wo); err != nil {
 		return err
 	}
 	if err := printTables(stdout, res, r.format); err != nil {

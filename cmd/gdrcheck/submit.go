@@ -177,6 +177,13 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 		}
 	}
 	state := rec["JobState"]
+	// A leader that outlives its job's state (a slow node) is done
+	// with the directory before it is read or collected here.
+	release, err := lockOut(cmd, dir, defaultLockTimeout)
+	if err != nil {
+		return err
+	}
+	defer release()
 	res, err := results.ReadFolded(filepath.Join(dir, "results.json"))
 	if err != nil || state != "COMPLETED" {
 		// The job did not finish its own report, or ended abnormally

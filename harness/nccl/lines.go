@@ -38,6 +38,9 @@ func newLines(r io.Reader) *bounded.Lines { return bounded.NewLines(r, bounded.M
 // stops being evidence.
 func partialReasons(l *bounded.Lines, what, last string) []string {
 	var r []string
+	if err := l.Stopped(); err != nil {
+		r = append(r, fmt.Sprintf("the %s was not read to its end: %v", what, err))
+	}
 	if line, _, cut := l.Cut(); cut {
 		after := ""
 		if last != "" {

@@ -190,6 +190,8 @@ type Connection struct {
 //
 // Findings and Hints carry the number of the line they were first seen
 // on. The summary is marked Partial, with the reason, when:
+//   - r stopped before its end (a bounded.Reader at its total cap, or
+//     interrupted): the lines before stand, the one it fell in is not read;
 //   - the log ends mid-line: the cut line is not read, since a cut
 //     "via NET/IB/0/GDRDMA" would read as host-staged;
 //   - a line is longer than 1 MiB (binary garbage): it is skipped;

@@ -221,6 +221,8 @@ func parseHeader(line string) (layout, bool) {
 // else, however long the output.
 //
 // The result is marked Partial, with the reason, when:
+//   - r stopped before its end (a bounded.Reader at its total cap, or
+//     interrupted): the lines before stand, the one it fell in is not read;
 //   - the output ends mid-line: the cut line is not read, since a cut
 //     number reads as a different number;
 //   - a line is longer than 1 MiB (binary garbage): it is skipped;

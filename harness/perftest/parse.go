@@ -192,6 +192,8 @@ func (r *Result) Row(bytes int64) (Row, bool) {
 // ErrNoOutput.
 //
 // The result is Partial, with the reason, when:
+//   - r stopped before its end (a bounded.Reader at its total cap, or
+//     interrupted): the lines before stand, the one it fell in is not read;
 //   - the output ends mid-line: that line is not read (unless it is a
 //     dashed line), since a cut row ("2048 5000 52.4") reads as a result;
 //   - a table stops before the dashed line perftest prints after its
@@ -226,7 +228,7 @@ func Parse(r io.Reader) (*Result, error) {
 	if n, tail, cut := lr.Cut(); cut {
 		p.cutLine(n, tail)
 	}
-	p.skipped = lr.Skipped()
+	p.skipped, p.stopped = lr.Skipped(), lr.Stopped()
 	if !p.seen {
 		return nil, ErrNoOutput
 	}
@@ -250,6 +252,7 @@ type parser struct {
 	rowsOmitted   int    // rows past maxRows
 	firstOmitted  int    // the line of the first of them
 	skipped       string // the lines over bounded.MaxLine, for a partial reason
+	stopped       error  // why the input was not read to its end (bounded.Reader), or nil
 	n             int    // the number of the line being read
 	cutAt         int    // the line number of a last line cut without its newline, not read
 }
@@ -274,6 +277,9 @@ func (p *parser) partialReasons() []string {
 		last = "the " + results.SizeString(r.Rows[n-1].Bytes) + " row"
 	}
 	var reasons []string
+	if p.stopped != nil {
+		reasons = append(reasons, fmt.Sprintf("the output was not read to its end: %v", p.stopped))
+	}
 	if p.cutAt > 0 {
 		after := ""
 		if last != "" {

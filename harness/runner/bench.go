@@ -141,13 +141,22 @@ func ncclRuns(m *nccl.Measurements, nodeName string, b *baseline.Baseline) []res
 
 // keepLogs names in each run the log its output streamed to (the
 // runner's LogDir, next to the reports), as evidence a person can read.
-func keepLogs(dir string, m *nccl.Measurements, runs []results.Run) {
-	if dir == "" {
+func keepLogs(opt Options, m *nccl.Measurements, runs []results.Run) {
+	if opt.LogDir == "" {
 		return
 	}
 	for i, r := range m.Runs {
 		if r.Result.LogFile != "" {
-			runs[i].Log = filepath.Join(filepath.Base(dir), filepath.Base(r.Result.LogFile))
+			runs[i].Log = opt.logRef(r.Result.LogFile)
 		}
 	}
+}
+
+// logRef is how results.json names a log file LogDir holds.
+func (opt Options) logRef(file string) string {
+	ref := opt.LogRef
+	if ref == "" {
+		ref = filepath.Base(opt.LogDir)
+	}
+	return filepath.Join(ref, filepath.Base(file))
 }

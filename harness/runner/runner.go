@@ -48,6 +48,10 @@ type Options struct {
 	NCCLLauncher string
 	// LogDir receives each benchmark's raw output; empty keeps none.
 	LogDir string
+	// LogRef is what results.json calls LogDir, beside results.json
+	// ("logs"), where LogDir is a staging directory committed under that
+	// name with the reports; empty: LogDir's own base name.
+	LogRef string
 	// PerftestDir holds ib_write_bw & co.; empty searches PATH.
 	PerftestDir string
 	// Ctx cancels the benchmarks (SIGINT, SIGTERM); nil never cancels.
@@ -160,7 +164,7 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 					n.Facts = setFact(n.Facts, "nccl", v)
 				}
 				n.Runs = ncclRuns(sc.NCCL, n.Name, sc.Baseline)
-				keepLogs(opt.LogDir, sc.NCCL, n.Runs)
+				keepLogs(opt, sc.NCCL, n.Runs)
 			}
 		}
 		if slices.Contains(opt.Suites, "fabric") && len(ev.NICs) > 0 && ev.Fatal() == nil {

@@ -144,7 +144,7 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 	if so.Emulate {
 		n.Facts = append(n.Facts, results.Fact{Name: "emulated", Value: "true"})
 	}
-	runs := scalingRuns(sc.Scaling, sc.Baseline, opt.LogDir)
+	runs := scalingRuns(sc.Scaling, sc.Baseline, opt)
 	n.Suites, err = suites.Run(sc, suites.RunOptions{Ctx: opt.Ctx, Areas: []string{suites.ScalingArea}, Timeout: opt.Timeout, Progress: opt.Progress})
 	if err != nil {
 		return nil, err
@@ -218,7 +218,7 @@ func wantPairs(mode string, b *baseline.Baseline) func([]nccl.ScalingRun) (bool,
 // scalingRuns turns the runs into results.json's, with their baseline
 // bands and the logs their output streamed to (logs/scale-n64.log): each
 // run names its nodes beside its log.
-func scalingRuns(s *nccl.Scaling, b *baseline.Baseline, logDir string) []results.Run {
+func scalingRuns(s *nccl.Scaling, b *baseline.Baseline, opt Options) []results.Run {
 	var out []results.Run
 	for _, r := range s.Runs {
 		run := nccl.Measured{Op: "all_reduce", Mode: nccl.ModeDirect, Result: r.Result}.Report(r.Kind, nccl.Expectation{Nodes: len(r.Nodes)})
@@ -229,8 +229,8 @@ func scalingRuns(s *nccl.Scaling, b *baseline.Baseline, logDir string) []results
 				run.Baseline = &results.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High}
 			}
 		}
-		if logDir != "" && r.Result.LogFile != "" {
-			run.Log = filepath.Join(filepath.Base(logDir), filepath.Base(r.Result.LogFile))
+		if opt.LogDir != "" && r.Result.LogFile != "" {
+			run.Log = opt.logRef(r.Result.LogFile)
 		}
 		out = append(out, run)
 	}

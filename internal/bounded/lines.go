@@ -2,6 +2,7 @@ package bounded
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 )
@@ -19,7 +20,8 @@ const readBufSize = 64 << 10 // bytes read at a time
 // Lines yields the lines of a text without their "\n" or "\r\n", reusing
 // its buffers, so a line is only valid until the next call. It holds at
 // most one line of up to max bytes, skips longer ones (counted, with the
-// number of the first), and does not yield a last line that lacks its
+// number of the first), ends at a *StopError from r as at the input's end
+// (Stopped says so), and does not yield a last line that lacks its
 // newline: that line was cut, and a cut line ("via NET/IB/0/GDR", a cut
 // table row) can read as something else. Cut says where it was.
 type Lines struct {
@@ -33,6 +35,7 @@ type Lines struct {
 	firstSkip int    // the number of the first of them
 	n         int    // the number of the line last returned (1-based), skipped lines counted
 	err       error  // a read error other than io.EOF
+	stopped   error  // the *StopError that ended the input before its end
 }
 
 // NewLines reads r a line at a time, lines up to max bytes.
@@ -82,7 +85,13 @@ func (l *Lines) Next() ([]byte, bool) {
 				}
 			}
 		default:
-			l.err = err
+			// A stop is an end, not a broken read: the lines before it
+			// stand, the one it fell in is not read (see Stopped).
+			if stop := (*StopError)(nil); errors.As(err, &stop) {
+				l.stopped = stop
+			} else {
+				l.err = err
+			}
 		}
 		l.long = nil
 		return nil, false
@@ -103,6 +112,11 @@ func (l *Lines) N() int { return l.n }
 
 // Err is the read error that ended the input, other than io.EOF.
 func (l *Lines) Err() error { return l.err }
+
+// Stopped is the *StopError that ended the input before its end (the
+// total cap of a Reader, or its context), or nil; the line it fell in is
+// not read.
+func (l *Lines) Stopped() error { return l.stopped }
 
 // Cut reports whether the input ended mid-line, with that line's number
 // and its text when it was not over the limit (nil if it was).
