@@ -130,9 +130,10 @@ func (o *options) recordedDir() (string, error) {
 	}
 	// Read at its real path: a link above it may be someone else's.
 	real, err := filepath.EvalSymlinks(abs)
-	if err == nil {
-		err = node.CheckRoot(real)
+	if err != nil {
+		return "", fmt.Errorf("host root %q: %w", abs, err)
 	}
+	err = node.CheckRoot(real)
 	if errors.Is(err, node.ErrUntrusted) && o.trustRoot {
 		return "", nil
 	}

@@ -19,8 +19,9 @@ import (
 // and sysfs, filepath.Glob and EvalSymlinks, rdmamap), following links as
 // the kernel does; a tree that holds no such entry gives every one of those
 // reads a file inside it. The tree must not change while it is read: an
-// unpacked archive lives in a directory only this process writes (see
-// cmd/gdrcheck's root.go).
+// unpacked archive or a copy (CopyRoot) lives in a directory only this
+// process writes, and a tree read in place is one only root and the
+// running user can change (CheckRoot; see cmd/gdrcheck's root.go).
 //
 // Each top-level directory must keep its own links: sys/ and dev/ are also
 // bind-mounted alone over /sys and /dev for rdmamap (rdmans.go), where a
