@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
@@ -67,8 +68,12 @@ wrapper:
 			defer done()
 			h, err := node.Open(root)
 			if err != nil {
-				if root != o.hostRoot {
+				switch {
+				case strings.HasSuffix(o.hostRoot, ".ttar"):
 					err = fmt.Errorf("%s: %w", o.hostRoot, err)
+				case root != o.hostRoot:
+					// A copied directory is named as the user gave it.
+					err = errors.New(strings.ReplaceAll(err.Error(), root, o.hostRoot))
 				}
 				return &exitError{code: results.ExitUnevaluable, err: err}
 			}

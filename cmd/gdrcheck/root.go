@@ -1,19 +1,23 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/internal/ttar"
 	"github.com/gdrcheck/gdrcheck/reports"
 )
 
 // options are the flags every command shares.
 type options struct {
-	hostRoot string
+	hostRoot  string
+	trustRoot bool
 }
 
 func newRootCmd() *cobra.Command {
@@ -47,6 +51,7 @@ func (o *options) addHostRoot(cmd *cobra.Command) {
 		root = "/"
 	}
 	cmd.Flags().StringVar(&o.hostRoot, "host-root", root, "read sysfs and procfs under `DIR` (DIR/sys, DIR/proc) instead of /; a recorded node (gdrcheck snapshot) as a directory or a .ttar archive; default $GDRCHECK_HOST_ROOT, else /")
+	cmd.Flags().BoolVar(&o.trustRoot, "trust-root", false, "read a --host-root directory that users other than you and root can write (owned by them, or group- or other-writable), trusting them not to change it during the run; without it such a directory is refused (docs/reference.md, threat model)")
 }
 
 // Help for --prom-textfile: on a node, and for a job or its directory.
@@ -69,21 +74,71 @@ func checkPromTextfile(path string) error {
 	return nil
 }
 
-// root resolves --host-root: a .ttar archive is unpacked to a temporary
-// directory that done removes (hostdir.go), after those that killed
-// processes left are removed.
+// root resolves --host-root to a directory that nobody but root and this
+// user can change while the command reads it by path. A recorded
+// directory is read where it lies if it is one already (node.CheckRoot),
+// else refused, or with --trust-root copied (node.CopyRoot); a .ttar
+// archive is unpacked. Copies and archives go to a temporary directory
+// that done removes (hostdir.go), after those that killed processes left
+// are removed. The live host / and a host mounted for gdrcheck (a
+// container's /host, with the kernel's own procfs and sysfs) are read
+// where they are.
 func (o *options) root() (dir string, done func(), err error) {
 	removeStaleHostDirs()
-	if !strings.HasSuffix(o.hostRoot, ".ttar") {
-		return o.hostRoot, func() {}, nil
+	archive := strings.HasSuffix(o.hostRoot, ".ttar")
+	if !archive {
+		dir, err := o.recordedDir()
+		if dir != "" || err != nil {
+			if err != nil {
+				return "", nil, fmt.Errorf("--host-root %s: %w", o.hostRoot, err)
+			}
+			return dir, func() {}, nil
+		}
 	}
 	dir, done, err = newHostDir()
 	if err != nil {
 		return "", nil, fmt.Errorf("--host-root %s: %w", o.hostRoot, err)
 	}
-	if err := ttar.ExtractFile(o.hostRoot, dir); err != nil {
+	if archive {
+		err = ttar.ExtractFile(o.hostRoot, dir)
+	} else {
+		err = node.CopyRoot(o.hostRoot, dir, true)
+	}
+	if err != nil {
 		done()
 		return "", nil, fmt.Errorf("--host-root: %w", err)
 	}
 	return dir, done, nil
+}
+
+// recordedDir is the directory --host-root is read at in place, or ""
+// where it must be copied first: someone else can write it and
+// --trust-root says that is fine.
+func (o *options) recordedDir() (string, error) {
+	abs, err := filepath.Abs(o.hostRoot)
+	if err != nil {
+		return "", err
+	}
+	if abs == "/" {
+		return o.hostRoot, nil
+	}
+	if node.MountedHost(abs) {
+		if err := node.CheckMountedHost(abs); err != nil && !o.trustRoot {
+			return "", err
+		}
+		return o.hostRoot, nil
+	}
+	// Read at its real path: a link above it may be someone else's.
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("host root %q: %w", abs, err)
+	}
+	err = node.CheckRoot(real)
+	if errors.Is(err, node.ErrUntrusted) && o.trustRoot {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return real, nil
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // checkContained walks a recorded root once and refuses it if anything in
@@ -17,8 +19,9 @@ import (
 // and sysfs, filepath.Glob and EvalSymlinks, rdmamap), following links as
 // the kernel does; a tree that holds no such entry gives every one of those
 // reads a file inside it. The tree must not change while it is read: an
-// unpacked archive lives in a directory only this process writes (see
-// cmd/gdrcheck's root.go).
+// unpacked archive or a copy (CopyRoot) lives in a directory only this
+// process writes, and a tree read in place is one only root and the
+// running user can change (CheckRoot; see cmd/gdrcheck's root.go).
 //
 // Each top-level directory must keep its own links: sys/ and dev/ are also
 // bind-mounted alone over /sys and /dev for rdmamap (rdmans.go), where a
@@ -28,7 +31,7 @@ import (
 // nothing are kept: a snapshot records a device's driver link, not the
 // driver.
 func checkContained(root string) error {
-	if mountedHost(root) {
+	if MountedHost(root) {
 		return nil
 	}
 	r, err := os.OpenRoot(root)
@@ -76,14 +79,48 @@ func checkContained(root string) error {
 // chroot does, so its links need no walk.
 var readByPath = map[string]bool{"sys": true, "proc": true, "dev": true, "gdrcheck": true}
 
-// mountedHost says root is a host's filesystem mounted for gdrcheck (a
+// MountedHost says root is a host's filesystem mounted for gdrcheck (a
 // container's /host): its proc and sys are the kernel's own procfs and
-// sysfs, which no archive can plant and whose links are the kernel's.
-func mountedHost(root string) bool {
+// sysfs, which no archive can plant and whose links are the kernel's. They
+// must be the directories themselves, not links: a link to the running
+// host's /proc would make any tree pass for a mounted host and skip the
+// walk.
+func MountedHost(root string) bool {
 	const procMagic, sysfsMagic = 0x9fa0, 0x62656572
-	var p, s syscall.Statfs_t
-	return syscall.Statfs(filepath.Join(root, "proc"), &p) == nil && p.Type == procMagic &&
-		syscall.Statfs(filepath.Join(root, "sys"), &s) == nil && s.Type == sysfsMagic
+	return fsType(root, "proc") == procMagic && fsType(root, "sys") == sysfsMagic
+}
+
+// fsType is the type of the file system the directory root/name, not
+// followed if a link, lies on; 0 if it cannot be opened.
+func fsType(root, name string) int64 {
+	fd, err := unix.Open(filepath.Join(root, name), unix.O_PATH|unix.O_NOFOLLOW|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	var s unix.Statfs_t
+	if unix.Fstatfs(fd, &s) != nil {
+		return 0
+	}
+	return s.Type
+}
+
+// CheckMountedHost refuses a mounted host whose root directory another
+// user can change (wrapping ErrUntrusted): its proc and sys are mount
+// points nobody but root can replace, and what else is read in it
+// (gdrcheck/, the NCCL library's directories) is read where it lies.
+func CheckMountedHost(root string) error {
+	fd, err := unix.Open(root, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: root, Err: err}
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "fstat", Path: root, Err: err}
+	}
+	c := &copier{src: root, euid: os.Geteuid(), dev: st.Dev}
+	return c.check(".", &st)
 }
 
 // checkEntry refuses one entry of r (the directory dir) that a read could

@@ -146,14 +146,14 @@ func TestOpenWalksOnlyWhatIsReadByPath(t *testing.T) {
 // The live host's proc and sys are the kernel's: a host mounted at /host
 // opens without a walk of its whole filesystem.
 func TestTheKernelsOwnProcAndSysAreAMountedHost(t *testing.T) {
-	if !mountedHost("/") {
+	if !MountedHost("/") {
 		t.Error("/ has procfs at /proc and sysfs at /sys")
 	}
 	root := t.TempDir()
 	if err := ttar.ExtractFile("../../fixtures/nodes/h200x2-nv18-vm.ttar", root); err != nil {
 		t.Fatal(err)
 	}
-	if mountedHost(root) {
+	if MountedHost(root) {
 		t.Error("an unpacked recording is not a mounted host")
 	}
 }
