@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 const separator = "# ttar - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - -"
@@ -249,12 +250,19 @@ func symlink(root *os.Root, target, name string) error {
 	return root.Symlink(target, name)
 }
 
-// ExtractFile unpacks the archive at path into dir.
+// ExtractFile unpacks the archive at path into dir. The archive must be a
+// regular file: it is opened O_NONBLOCK, so a FIFO named x.ttar is refused
+// rather than waited on for ever.
 func ExtractFile(path, dir string) error {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return err
+	} else if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%q is not a regular file (%s): an archive is a file gdrcheck snapshot wrote", path, fi.Mode().Type())
+	}
 	return Extract(f, path, dir)
 }

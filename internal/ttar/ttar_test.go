@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 func TestRoundTripKeepsSymlinksModesAndBinary(t *testing.T) {
@@ -68,5 +70,25 @@ func TestExtractRefusesNamesOutsideTheTree(t *testing.T) {
 	err := Extract(strings.NewReader(in), "evil.ttar", t.TempDir())
 	if err == nil || !strings.Contains(err.Error(), "leaves the archive") {
 		t.Fatalf("error = %v, want a refusal", err)
+	}
+}
+
+// A FIFO named like an archive is refused at once: opened without
+// O_NONBLOCK it would wait for a writer that never comes.
+func TestExtractFileRefusesAFIFOWithoutWaiting(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "node.ttar")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ExtractFile(fifo, filepath.Join(dir, "out")) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("ExtractFile(FIFO) = %v, want a refusal naming it not a regular file", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ExtractFile blocked on a FIFO")
 	}
 }
