@@ -114,7 +114,7 @@ func TestHostRootSwappedDuringTheRunReadsNothingOutsideAndNeverBlocks(t *testing
 		if strings.Contains(r.stdout+r.stderr, marker) {
 			t.Fatalf("run %d (%s): the root-only file reached the output:\n%s\n%s", i, args[0], r.stdout, r.stderr)
 		}
-		noMarker(t, out, marker)
+		markerInNoFile(t, out, marker)
 		switch {
 		case r.code == results.ExitUnevaluable && strings.Contains(r.stderr+r.stdout, "named pipe"):
 			outcomes["refused a pipe"]++
@@ -138,8 +138,8 @@ func TestHostRootSwappedDuringTheRunReadsNothingOutsideAndNeverBlocks(t *testing
 	}
 }
 
-// noMarker fails the test if any file under dir holds marker.
-func noMarker(t *testing.T, dir, marker string) {
+// markerInNoFile fails the test if any file under dir holds marker.
+func markerInNoFile(t *testing.T, dir, marker string) {
 	t.Helper()
 	filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
 		if err == nil && fi.Mode().IsRegular() {
