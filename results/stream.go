@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
+	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 )
 
 // Encoder writes a results.json as a stream, one node at a time, so a job
@@ -146,11 +147,11 @@ func (e *Encoder) End(head *Results) error {
 var ValueLimit = bounded.Limit{Bytes: 8 << 20, What: "one node or run of a results.json",
 	Why: "the node of an 8-GPU host with every suite is about 90 KB"}
 
-// MaxNodes is the most node entries a results.json may hold: 16,384
-// hosts of 8 GPUs are 131,072 GPUs, more than the largest clusters put in
-// one job, each host reporting twice with a container image
-// (<node>-container), and the allocation's entry.
-const MaxNodes = 2*16384 + 1
+// MaxNodes is the most node entries a results.json may hold: the largest
+// allocation (hostlist.MaxNodes, 16,384 hosts of 8 GPUs), each host
+// reporting twice with a container image (<node>-container), and the
+// allocation's entry.
+const MaxNodes = 2*hostlist.MaxNodes + 1
 
 // Scan reads a results.json one node at a time: visit gets each node as
 // it is decoded, and the returned document holds everything but the

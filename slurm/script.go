@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 )
 
 // Submission is what `gdrcheck submit` asks of Slurm: the allocation and
@@ -40,11 +42,31 @@ type Submission struct {
 // them.
 var optionWord = regexp.MustCompile(`^--[a-z][a-z0-9-]*(=[^\s'"\\]+)?$`)
 
+// MaxGPUsPerNode bounds --gpus-per-node: the largest GPU nodes built hold
+// 16 GPUs (HGX-2); four times that leaves room, and keeps a run's ranks
+// (nodes × GPUs) far inside an int.
+const MaxGPUsPerNode = 64
+
+// maxSignalSeconds is the most seconds sbatch --signal=SIG@TIME takes.
+const maxSignalSeconds = 65535
+
+// CheckGPUsPerNode refuses a --gpus-per-node outside 0 (the default) to
+// MaxGPUsPerNode, naming the flag.
+func CheckGPUsPerNode(n int) error {
+	if n < 0 || n > MaxGPUsPerNode {
+		return fmt.Errorf("--gpus-per-node %d: want 1 to %d (0: the default)", n, MaxGPUsPerNode)
+	}
+	return nil
+}
+
 // Validate refuses anything that could change the script's meaning or
 // that Slurm would reject, naming the flag and the value.
 func (s *Submission) Validate() error {
-	if s.Nodes < 1 {
-		return fmt.Errorf("--nodes %d: at least 1", s.Nodes)
+	if s.Nodes < 1 || s.Nodes > hostlist.MaxNodes {
+		return fmt.Errorf("--nodes %d: want 1 to %d, the largest allocation gdrcheck is built for", s.Nodes, hostlist.MaxNodes)
+	}
+	if s.SignalSeconds < 0 || s.SignalSeconds > maxSignalSeconds {
+		return fmt.Errorf("--signal-seconds %d: want 0 to %d (sbatch --signal's limit)", s.SignalSeconds, maxSignalSeconds)
 	}
 	for flag, v := range map[string]string{"partition": s.Partition, "account": s.Account, "qos": s.QOS, "reservation": s.Reservation, "job-name": s.JobName} {
 		if err := checkName(flag, v); err != nil {
@@ -57,8 +79,8 @@ func (s *Submission) Validate() error {
 	if s.Constraint != "" && !slurmConstraint.MatchString(s.Constraint) {
 		return fmt.Errorf("--constraint %q: only feature names and & | , [ ] ( ) * are allowed", s.Constraint)
 	}
-	if s.GPUsPerNode < 0 {
-		return fmt.Errorf("--gpus-per-node %d: cannot be negative", s.GPUsPerNode)
+	if err := CheckGPUsPerNode(s.GPUsPerNode); err != nil {
+		return err
 	}
 	for _, a := range s.SbatchArgs {
 		if !optionWord.MatchString(a) {

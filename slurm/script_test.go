@@ -110,3 +110,25 @@ func TestParseRecordsKeepsValuesWithSpaces(t *testing.T) {
 		t.Errorf("records %v", recs)
 	}
 }
+
+// Every count of a submission has a bound, and the error names its flag.
+func TestSubmissionCountsAreBounded(t *testing.T) {
+	for want, mod := range map[string]func(*Submission){
+		"--nodes 16385: want 1 to 16384":          func(s *Submission) { s.Nodes = 16385 },
+		"--nodes -1: want 1 to 16384":             func(s *Submission) { s.Nodes = -1 },
+		"--gpus-per-node 65: want 1 to 64":        func(s *Submission) { s.GPUsPerNode = 65 },
+		"--gpus-per-node -1: want 1 to 64":        func(s *Submission) { s.GPUsPerNode = -1 },
+		"--signal-seconds 65536: want 0 to 65535": func(s *Submission) { s.SignalSeconds = 65536 },
+	} {
+		s := sub()
+		mod(s)
+		if err := s.Validate(); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Validate: %v, want %q", err, want)
+		}
+	}
+	s := sub()
+	s.Nodes, s.GPUsPerNode = 16384, 64
+	if err := s.Validate(); err != nil {
+		t.Errorf("the largest allocation: %v", err)
+	}
+}

@@ -1,6 +1,9 @@
 package suites
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
@@ -30,8 +33,12 @@ func Profile() string {
 
 // RequireBaseline fails a comparing spec when no baseline matched the
 // node, with the error naming the profile looked for; with
-// --allow-missing-baseline it only notes it.
-func RequireBaseline() {
+// --allow-missing-baseline it only notes it. Given the metrics the spec
+// measured, it fails the same way when the matched profile states none
+// of them: a profile that matches but compares nothing judges nothing,
+// and a spec it judged would pass whatever was measured. A failure, not
+// a skip: the suite was selected to compare, and a skip exits 0.
+func RequireBaseline(metrics ...string) {
 	c := Current()
 	if c.Baseline == nil && c.BaselineUnknowable {
 		ginkgo.Skip(baselineAbsence(c))
@@ -41,6 +48,35 @@ func RequireBaseline() {
 		return
 	}
 	gomega.Expect(c).To(HaveMatchedBaseline())
+	if len(metrics) == 0 {
+		return
+	}
+	var missing []string
+	for _, m := range metrics {
+		if _, ok := c.Baseline.Metric(m); !ok {
+			missing = append(missing, m)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	why := fmt.Sprintf("baseline %s (%s) states none of %s, so nothing measured here was compared", c.Baseline.Profile.Name, baselineFile(c.Baseline), strings.Join(missing, ", "))
+	if len(missing) < len(metrics) {
+		Note("not compared: baseline %s states no %s", c.Baseline.Profile.Name, strings.Join(missing, ", "))
+		return
+	}
+	if c.Config.AllowMissingBaseline {
+		Note("not compared: %s", why)
+		return
+	}
+	gomega.Expect([]string{why + " (--allow-missing-baseline only reports)"}).To(HaveNoFindings())
+}
+
+func baselineFile(b *baseline.Baseline) string {
+	if b.File == "" {
+		return "recorded"
+	}
+	return b.File
 }
 
 // RatioLimit is the largest share of the direct bandwidth a forced

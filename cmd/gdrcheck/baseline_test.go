@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,5 +105,52 @@ func TestMalformedBaselinesExitTwoNamingFileLineAndField(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "b.yaml"), good, 0o644)
 	if r := gdrcheck(t, "baseline", "show", "--baseline-dir", dir); r.code != 2 || !strings.Contains(r.stderr, "h200x2-nv18") {
 		t.Errorf("duplicate profile: exit %d %q", r.code, r.stderr)
+	}
+}
+
+// Each baseline with which the issue's slow run (a 2 GiB all_reduce at
+// 34 GB/s) exited 0 is refused where it is loaded: exit 2, naming the
+// file, the line and the field.
+func TestBaselinesThatCanNeverFailExitTwo(t *testing.T) {
+	b, err := os.ReadFile("../../fixtures/baselines/h200x2-nv18.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := string(b)
+	edit := func(old, new string) string {
+		if !strings.Contains(good, old) {
+			t.Fatalf("the shipped baseline has no %q: update the test", old)
+		}
+		return strings.Replace(good, old, new, 1)
+	}
+	var bomb strings.Builder
+	bomb.WriteString("profile: {name: bomb, gpu: {model: \"NVIDIA H200\"}}\nmetrics:\n  - name: nccl.all_reduce.busbw\n    direction: higher\n    expected: 100\n    by_size: &m\n")
+	for i := 1; i <= 10000; i++ {
+		fmt.Fprintf(&bomb, "      %d: 100\n", i)
+	}
+	bomb.WriteString(strings.Repeat("  - *m\n", 10000))
+	for name, c := range map[string]struct{ yaml, want string }{
+		"absolute 1e9":            {edit("absolute: 5}", "absolute: 1e9}"), "h200x2-nv18.yaml:37: metrics[0].tolerance.absolute: "},
+		"lower on a busbw":        {edit("direction: higher", "direction: lower"), "h200x2-nv18.yaml:35: metrics[0].direction: "},
+		"a typo":                  {edit("name: nccl.all_reduce.busbw", "name: nccl.allreduce.busbw"), `h200x2-nv18.yaml:33: metrics[0].name: unknown metric "nccl.allreduce.busbw": no spec compares it, so the baseline would judge nothing (did you mean "nccl.all_reduce.busbw"?`},
+		"a catch-all of bar1":     {"profile:\n  name: any\nbar1: {min_total_mib: 1}\n", "h200x2-nv18.yaml:2: profile.gpu: "},
+		"relative 0.999999":       {edit("relative: 0.10,", "relative: 0.999999,"), "h200x2-nv18.yaml:37: metrics[0].tolerance.relative: "},
+		"by_size 0.001":           {edit("2147483648: 341.61", "2147483648: 0.001"), "h200x2-nv18.yaml:42: metrics[0].by_size.2147483648: 0.001 GB/s is below"},
+		"an alias bomb of 209 KB": {bomb.String(), "h200x2-nv18.yaml:6: an anchor &m: YAML anchors and aliases are refused"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			os.WriteFile(filepath.Join(dir, "h200x2-nv18.yaml"), []byte(c.yaml), 0o644)
+			for _, args := range [][]string{
+				{"run", "-q", "--host-root", nodes + "h200x2-nv18-vm.ttar", "--out", t.TempDir(), "--baseline-dir", dir},
+				{"baseline", "show", "--baseline-dir", dir},
+				{"baseline", "diff", "h200x2-nv18", filepath.Join(dir, "h200x2-nv18.yaml")},
+			} {
+				r := gdrcheck(t, args...)
+				if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+					t.Errorf("%s: exit %d, stderr %q; want 2 naming %q", args[0], r.code, r.stderr, c.want)
+				}
+			}
+		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/internal/hostlist"
+	"github.com/gdrcheck/gdrcheck/slurm"
 )
 
 // newEmulatedRankCmd is the rank wrapper of emulated nodes (run
@@ -21,6 +22,9 @@ func newEmulatedRankCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := slurm.CheckGPUsPerNode(gpus); err != nil {
+				return err
+			}
 			names, err := hostlist.ExpandAll(nodes)
 			if err != nil {
 				return fmt.Errorf("--nodes: %w", err)

@@ -249,3 +249,24 @@ func TestSIGTERMGivesACompleteInterruptedReport(t *testing.T) {
 	}
 	validateJUnit(t, filepath.Join(out, "junit.xml"))
 }
+
+// A profile that matches the node but states no bus bandwidth judges
+// nothing the collectives measured: the spec fails saying so, where it
+// passed with the slowest run.
+func TestAMatchingProfileThatComparesNoBusBandwidthFails(t *testing.T) {
+	b, err := os.ReadFile("../../fixtures/baselines/h200x2-nv18.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, ok := strings.Cut(string(b), "metrics:\n")
+	if !ok {
+		t.Fatal("baseline file changed shape; update the test")
+	}
+	dir := t.TempDir()
+	os.WriteFile(dir+"/h200x2-nv18.yaml", []byte(head+"metrics:\n  - name: nccl.fallback.p2p-disabled.ratio\n    direction: lower\n    expected: 0.5\nbar1: {min_total_mib: 262144}\n"), 0o644)
+	r, _ := ncclRun(t, fakebin.H200Recordings(recorded), "--baseline-dir", dir)
+	want := "baseline h200x2-nv18 (" + dir + "/h200x2-nv18.yaml) states none of nccl.all_reduce.busbw, nccl.all_gather.busbw, nccl.sendrecv.busbw, so nothing measured here was compared"
+	if r.code != 1 || !strings.Contains(r.stdout, want) {
+		t.Errorf("exit %d, want 1 saying %q\n%s", r.code, want, r.stdout)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
+	"github.com/gdrcheck/gdrcheck/slurm"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
 
@@ -225,6 +227,14 @@ func (r *runOptions) config() (suites.Config, error) {
 		return cfg, fmt.Errorf("--max-gdr-path: %w", err)
 	}
 	cfg.MaxGDRPath = c
+	if r.ncclLauncher != "" {
+		// The rules of --launcher: all spaces (a CI variable of
+		// nothing) is no launcher, and an unknown placeholder would
+		// reach the command line.
+		if _, err := nccl.ParseNodeLaunch(r.ncclLauncher); err != nil {
+			return cfg, fmt.Errorf("--nccl-launcher %q: %w", r.ncclLauncher, err)
+		}
+	}
 	cfg.AllowCrossNUMA = r.allowCrossNUMA
 	cfg.AllowMissingBaseline = r.allowMissing
 	// Asked for by name, or pointed at: missing nccl-tests is then a
@@ -316,8 +326,13 @@ func (r *runOptions) scalingOptions(selected []string) error {
 		return fmt.Errorf("--nodes and --nodes-file both name the nodes: give one")
 	case r.emulateNodes > 0 && given:
 		return fmt.Errorf("--emulate-nodes names its own nodes (emu1 ...): drop --nodes")
-	case r.emulateNodes == 1:
+	case r.emulateNodes < 0 || r.emulateNodes == 1:
 		return fmt.Errorf("--emulate-nodes %d: emulate at least 2 nodes", r.emulateNodes)
+	case r.emulateNodes > maxEmulated():
+		// Each emulated node is a namespace with a rank process at least:
+		// more than the cores only queue, and a count without bound
+		// allocates before anything runs.
+		return fmt.Errorf("--emulate-nodes %d: at most %d, the CPU cores of this machine", r.emulateNodes, maxEmulated())
 	case r.emulateNodes > 0:
 		r.scaling.Nodes, r.scaling.Emulate = nccl.EmulatedNodes(r.emulateNodes), true
 		exe, err := os.Executable()
@@ -340,6 +355,13 @@ func (r *runOptions) scalingOptions(selected []string) error {
 		}
 		r.scaling.Nodes = nodes
 	}
+	if err := slurm.CheckGPUsPerNode(r.scaling.GPUsPerNode); err != nil {
+		return err
+	}
 	r.scaling.Args = strings.Fields(r.scalingArgs)
 	return nil
 }
+
+// maxEmulated is the most nodes --emulate-nodes plays: one per CPU core,
+// and never more than the largest allocation.
+func maxEmulated() int { return min(runtime.NumCPU(), hostlist.MaxNodes) }

@@ -128,10 +128,13 @@ func withUnit(v float64, unit string) string {
 }
 
 // formatNumber prints a value with the precision people read: one decimal
-// from 100 up, two from 1, four significant digits below.
+// from 100 up, two from 1, four significant digits below, and four in
+// exponent form from a million up (1e+308 is not 309 digits).
 func formatNumber(v float64) string {
 	var s string
 	switch a := math.Abs(v); {
+	case a >= 1e6:
+		s = strconv.FormatFloat(v, 'g', 4, 64)
 	case a >= 100:
 		s = strconv.FormatFloat(v, 'f', 1, 64)
 	case a >= 1:

@@ -92,6 +92,9 @@ func (d *decoder) document(data []byte) *Baseline {
 	case !errors.Is(err, io.EOF):
 		d.syntax(err)
 	}
+	if d.aliased(&doc) {
+		return nil
+	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
 		root = root.Content[0]
@@ -291,6 +294,14 @@ var (
 )
 
 func (d *decoder) profile(n *yaml.Node, path string, p *Profile) {
+	gpu := false
+	defer func() {
+		if !gpu && resolve(n).Kind == yaml.MappingNode {
+			// Without one the profile matches every node, and a node no
+			// baseline was written for passes as this one.
+			d.fail(n, join(path, "gpu"), "required field missing: a baseline is a claim about one GPU model; name it (gpu.model or gpu.pci_device_id)")
+		}
+	}()
 	d.fields(n, path, []field{
 		{"name", true, func(n *yaml.Node, path string) {
 			d.nameLine = resolve(n).Line
@@ -303,8 +314,9 @@ func (d *decoder) profile(n *yaml.Node, path string, p *Profile) {
 		}},
 		{"gpu", false, func(n *yaml.Node, path string) {
 			d.fields(n, path, []field{
-				{"model", false, func(n *yaml.Node, path string) { p.GPU.Model, _ = d.str(n, path) }},
+				{"model", false, func(n *yaml.Node, path string) { gpu = true; p.GPU.Model, _ = d.str(n, path) }},
 				{"pci_device_id", false, func(n *yaml.Node, path string) {
+					gpu = true
 					if s, ok := d.str(n, path); ok {
 						if id := normalizeDeviceID(s); pciDeviceID.MatchString(id) {
 							p.GPU.PCIDeviceID = id
@@ -398,6 +410,7 @@ func (d *decoder) metrics(n *yaml.Node, path string) []Metric {
 
 func (d *decoder) metric(n *yaml.Node, path string) Metric {
 	var m Metric
+	at := &metricAt{path: path, sizes: map[int64]*yaml.Node{}}
 	n = resolve(n)
 	m.Comment = uncomment(n.HeadComment)
 	if m.Comment == "" && n.Kind == yaml.MappingNode && len(n.Content) > 0 {
@@ -408,16 +421,23 @@ func (d *decoder) metric(n *yaml.Node, path string) Metric {
 			if s, ok := d.str(n, path); ok {
 				if !metricName.MatchString(s) {
 					d.fail(n, path, "%q is not a dotted metric id (letters, digits, '_', '-', dots between)", s)
+				} else {
+					at.name = n
 				}
 				m.Name = s
 			}
 		}},
-		{"unit", false, func(n *yaml.Node, path string) { m.Unit, _ = d.str(n, path) }},
+		{"unit", false, func(n *yaml.Node, path string) {
+			var ok bool
+			if m.Unit, ok = d.str(n, path); ok {
+				at.unit = n
+			}
+		}},
 		{"direction", true, func(n *yaml.Node, path string) {
 			s := resolve(n).Value
 			switch Direction(s) {
 			case Higher, Lower:
-				m.Direction = Direction(s)
+				m.Direction, at.direction = Direction(s), n
 			default:
 				d.fail(n, path, "%q is not higher or lower", s)
 			}
@@ -426,17 +446,22 @@ func (d *decoder) metric(n *yaml.Node, path string) Metric {
 			if v, ok := d.num(n, path); ok {
 				if v <= 0 {
 					d.fail(n, path, "%v: expected must be positive", v)
+				} else {
+					at.expected = n
 				}
 				m.Expected = v
 			}
 		}},
-		{"tolerance", false, func(n *yaml.Node, path string) { m.Tolerance = d.tolerance(n, path) }},
-		{"by_size", false, func(n *yaml.Node, path string) { m.BySize = d.bySize(n, path) }},
+		{"tolerance", false, func(n *yaml.Node, path string) { m.Tolerance = d.tolerance(n, path, at) }},
+		{"by_size", false, func(n *yaml.Node, path string) { m.BySize = d.bySize(n, path, at) }},
 	})
+	if at.name != nil {
+		d.claim(&m, at)
+	}
 	return m
 }
 
-func (d *decoder) tolerance(n *yaml.Node, path string) *Tolerance {
+func (d *decoder) tolerance(n *yaml.Node, path string, at *metricAt) *Tolerance {
 	t := &Tolerance{}
 	given := false
 	d.fields(n, path, []field{
@@ -446,8 +471,10 @@ func (d *decoder) tolerance(n *yaml.Node, path string) *Tolerance {
 				switch {
 				case v < 0:
 					d.fail(n, path, "%v: a tolerance must not be negative", v)
-				case v >= 1:
-					d.fail(n, path, "%v: relative is a fraction below 1 (0.10 is 10%%)", v)
+				case v > MaxRelative:
+					d.fail(n, path, "%v: relative is a fraction of at most %v (0.10 is 10%%): a band that lets more than half of expected go passes a node on a fallback path", v, MaxRelative)
+				default:
+					at.relative = n
 				}
 				t.Relative = v
 			}
@@ -457,6 +484,8 @@ func (d *decoder) tolerance(n *yaml.Node, path string) *Tolerance {
 			if v, ok := d.num(n, path); ok {
 				if v < 0 {
 					d.fail(n, path, "%v: a tolerance must not be negative", v)
+				} else {
+					at.absolute = n
 				}
 				t.Absolute = v
 			}
@@ -468,7 +497,7 @@ func (d *decoder) tolerance(n *yaml.Node, path string) *Tolerance {
 	return t
 }
 
-func (d *decoder) bySize(n *yaml.Node, path string) map[int64]float64 {
+func (d *decoder) bySize(n *yaml.Node, path string, at *metricAt) map[int64]float64 {
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
 		d.fail(n, path, "want a mapping of message size in bytes to expected value, got %s", kindName(n))
@@ -492,6 +521,8 @@ func (d *decoder) bySize(n *yaml.Node, path string) map[int64]float64 {
 		if x, ok := d.num(v, p); ok {
 			if x <= 0 {
 				d.fail(v, p, "%v: expected must be positive", x)
+			} else {
+				at.sizes[size] = v
 			}
 			out[size] = x
 		}

@@ -52,19 +52,41 @@
 //
 // # Metric names
 //
-// Metric names are dotted ids. The suites and Record agree on these:
+// A baseline states only metrics some spec compares: the registry
+// (LookupMetric, metrics.go) holds each with its unit, direction and the
+// range an expected value can plausibly take. Any other name is refused,
+// naming the nearest known one ("nccl.allreduce.busbw": did you mean
+// "nccl.all_reduce.busbw"?).
 //
 //	nccl.<op>.busbw               nccl-tests bus bandwidth of the direct path over
-//	                              all GPUs of one node, GB/s, higher is better;
-//	                              expected is the largest message size, by_size
-//	                              the per-size figures (the better of out-of-place
-//	                              and in-place, as reports.Point.BusBW)
-//	nccl.<op>.<mode>.busbw        the same under a forced mode (p2p-disabled,
-//	                              p2p-shm-disabled, gdr-loc, ib-disabled, ...)
-//	nccl.fallback.<mode>.ratio    busbw under a forced mode over the direct busbw;
-//	                              lower is better, and the expected value is the
+//	                              all GPUs of one node (op: all_reduce, all_gather,
+//	                              reduce_scatter, sendrecv), GB/s, higher is better,
+//	                              1 to 3600; expected is the largest message size,
+//	                              by_size the per-size figures (the better of
+//	                              out-of-place and in-place, as reports.Point.BusBW)
+//	nccl.all_reduce.busbw.nodes<N> the same across N nodes (2 to 16384)
+//	nccl.all_reduce.scaling_efficiency busbw at N nodes over busbw at 2, 0.1 to 2
+//	nccl.fallback.<mode>.ratio    busbw under a forced mode (p2p-disabled,
+//	                              p2p-shm-disabled, gdr-loc, ib-disabled,
+//	                              remote-hca) over the direct busbw; lower is
+//	                              better, at most 1, and the expected value is the
 //	                              limit below which the fallback counts as detected
-//	rdma.write_bw.gdr             ib_write_bw from and to GPU memory, Gb/s per NIC
+//	rdma.write_bw.gdr             ib_write_bw from and to GPU memory, Gb/s per NIC,
+//	                              1 to 1600
+//	rdma.write_bw.gpu_host_ratio  GPU memory's share of host memory's ib_write_bw,
+//	                              higher is better, 0.1 to 2
+//
+// # Claims
+//
+// A baseline is a claim about hardware, so one that could never fail is
+// refused at load like a malformed one: a profile that names no GPU
+// (gpu.model or gpu.pci_device_id; it would match every node), a
+// direction or unit other than its metric's, an expected or by_size value
+// outside its metric's plausible range, a relative tolerance above
+// MaxRelative (0.5) and an absolute one that lets more than half of any
+// expected value go (or, lower is better, puts the band's high edge past
+// the metric's range). YAML anchors and aliases are refused too: each
+// alias is decoded again wherever it is used.
 //
 // # Comparing
 //

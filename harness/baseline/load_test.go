@@ -178,20 +178,20 @@ func TestSchemaErrorsNameFileLineAndField(t *testing.T) {
 			dir + "unknown-field.yaml:10: metrics[1].expected: required field missing",
 		}},
 		{"a misspelt direction", "bad-direction.yaml", []string{
-			dir + `bad-direction.yaml:10: metrics[1].direction: "higest" is not higher or lower`,
+			dir + `bad-direction.yaml:11: metrics[1].direction: "higest" is not higher or lower`,
 		}},
 		{"a negative tolerance, and a relative one written as a percentage", "negative-tolerance.yaml", []string{
-			dir + "negative-tolerance.yaml:8: metrics[0].tolerance.relative: -0.1: a tolerance must not be negative",
-			dir + "negative-tolerance.yaml:13: metrics[1].tolerance.relative: 10: relative is a fraction below 1 (0.10 is 10%)",
-			dir + "negative-tolerance.yaml:14: metrics[1].tolerance.absolute: -1: a tolerance must not be negative",
+			dir + "negative-tolerance.yaml:9: metrics[0].tolerance.relative: -0.1: a tolerance must not be negative",
+			dir + "negative-tolerance.yaml:14: metrics[1].tolerance.relative: 10: relative is a fraction of at most 0.5 (0.10 is 10%): a band that lets more than half of expected go passes a node on a fallback path",
+			dir + "negative-tolerance.yaml:15: metrics[1].tolerance.absolute: -1: a tolerance must not be negative",
 		}},
 		{"a metric given twice names the first", "duplicate-metric.yaml", []string{
-			dir + `duplicate-metric.yaml:9: metrics[1].name: "nccl.all_reduce.busbw" is already metrics[0] (line 5)`,
+			dir + `duplicate-metric.yaml:10: metrics[1].name: "nccl.all_reduce.busbw" is already metrics[0] (line 6)`,
 		}},
 		{"version ranges that do not parse", "bad-version-range.yaml", []string{
-			dir + `bad-version-range.yaml:5: profile.software.driver: "newest" is not a version range: constraint "newest": "newest" is not a dotted numeric version`,
-			dir + `bad-version-range.yaml:6: profile.software.nccl: ">=2.26,, <2.30" is not a version range: empty constraint between commas`,
-			dir + `bad-version-range.yaml:7: profile.software.cuda: ">= 12.x" is not a version range: constraint ">= 12.x": "12.x" is not a dotted numeric version`,
+			dir + `bad-version-range.yaml:6: profile.software.driver: "newest" is not a version range: constraint "newest": "newest" is not a dotted numeric version`,
+			dir + `bad-version-range.yaml:7: profile.software.nccl: ">=2.26,, <2.30" is not a version range: empty constraint between commas`,
+			dir + `bad-version-range.yaml:8: profile.software.cuda: ">= 12.x" is not a version range: constraint ">= 12.x": "12.x" is not a dotted numeric version`,
 		}},
 		{"YAML that does not parse points at the unclosed mapping", "bad-yaml.yaml", []string{
 			dir + "bad-yaml.yaml:4: did not find expected ',' or '}'",
@@ -235,22 +235,22 @@ func TestParseErrors(t *testing.T) {
 		{"an empty file", "", "f.yaml: empty file: want a profile and its metrics"},
 		{"a file of comments only", "# nothing yet\n", "f.yaml: empty file: want a profile and its metrics"},
 		{"a list instead of a mapping", "- a\n- b\n", "f.yaml:1: want a mapping, got a list"},
-		{"a second document", "profile: {name: x}\nbar1: {min_total_mib: 1}\n---\nprofile: {name: y}\n", "f.yaml:3: a second YAML document: one baseline per file"},
+		{"a second document", "profile: {name: x, gpu: {model: G}}\nbar1: {min_total_mib: 1}\n---\nprofile: {name: y}\n", "f.yaml:3: a second YAML document: one baseline per file"},
 		{"bad indentation", "profile:\n  name: x\n   gpus_per_node: 2\n", "f.yaml:3: mapping values are not allowed in this context"},
 		{"an unclosed flow list", "profile:\n  name: x\n  gpu: [a, b\n\nbar1: {}\n", "f.yaml:3: did not find expected ',' or ']'"},
 		{"a tab in the indentation", "profile:\n  name: x\nmetrics:\n  - name: a\n\t- direction: higher\n", "f.yaml:4: found a tab character that violates indentation"},
-		{"a key given twice", "profile:\n  name: x\n  name: y\nbar1: {min_total_mib: 1}\n", "f.yaml:3: profile.name: given twice (first on line 2)"},
-		{"an empty metrics list without bar1", "profile: {name: x}\nmetrics: []\n", "f.yaml:2: metrics: no metrics, and no bar1 limits either"},
-		{"a broken second document", "profile: {name: x}\nbar1: {min_total_mib: 1}\n---\nprofile: [\n", "f.yaml:5: did not find expected node content"},
-		{"neither metrics nor bar1", "profile: {name: x}\n", "f.yaml:1: metrics: required field missing: a baseline needs metrics or bar1 limits"},
+		{"a key given twice", "profile:\n  name: x\n  name: y\n  gpu: {model: G}\nbar1: {min_total_mib: 1}\n", "f.yaml:3: profile.name: given twice (first on line 2)"},
+		{"an empty metrics list without bar1", "profile: {name: x, gpu: {model: G}}\nmetrics: []\n", "f.yaml:2: metrics: no metrics, and no bar1 limits either"},
+		{"a broken second document", "profile: {name: x, gpu: {model: G}}\nbar1: {min_total_mib: 1}\n---\nprofile: [\n", "f.yaml:5: did not find expected node content"},
+		{"neither metrics nor bar1", "profile: {name: x, gpu: {model: G}}\n", "f.yaml:1: metrics: required field missing: a baseline needs metrics or bar1 limits"},
 		{"a profile without a mapping", "profile: x\nbar1: {min_total_mib: 1}\n", `f.yaml:1: profile: want a mapping, got "x"`},
-		{"a bad profile name", "profile: {name: \"h200 x2\"}\nbar1: {min_total_mib: 1}\n", `f.yaml:1: profile.name: "h200 x2" is not a profile name (letters, digits, '.', '_', '-')`},
-		{"a negative BAR1 limit", "profile: {name: x}\nbar1: {min_total_mib: -1}\n", "f.yaml:2: bar1.min_total_mib: -1 must not be negative"},
-		{"an empty tolerance", "profile: {name: x}\nmetrics:\n  - {name: a, direction: higher, expected: 1, tolerance: {}}\n", "f.yaml:3: metrics[0].tolerance: give relative or absolute, or leave tolerance out for a hard limit"},
-		{"a zero expected value", "profile: {name: x}\nmetrics:\n  - {name: a, direction: lower, expected: 0}\n", "f.yaml:3: metrics[0].expected: 0: expected must be positive"},
-		{"a quoted number", "profile: {name: x}\nmetrics:\n  - {name: a, direction: lower, expected: \"0.5\"}\n", `f.yaml:3: metrics[0].expected: "0.5" is not a number`},
-		{"an infinite number", "profile: {name: x}\nmetrics:\n  - {name: a, direction: lower, expected: .inf}\n", `f.yaml:3: metrics[0].expected: ".inf" is not a finite number`},
-		{"a size given twice", "profile: {name: x}\nmetrics:\n  - name: a\n    direction: higher\n    expected: 1\n    by_size:\n      1024: 1\n      01024: 2\n", "f.yaml:8: metrics[0].by_size.01024: given twice (first on line 7)"},
+		{"a bad profile name", "profile: {name: \"h200 x2\", gpu: {model: G}}\nbar1: {min_total_mib: 1}\n", `f.yaml:1: profile.name: "h200 x2" is not a profile name (letters, digits, '.', '_', '-')`},
+		{"a negative BAR1 limit", "profile: {name: x, gpu: {model: G}}\nbar1: {min_total_mib: -1}\n", "f.yaml:2: bar1.min_total_mib: -1 must not be negative"},
+		{"an empty tolerance", "profile: {name: x, gpu: {model: G}}\nmetrics:\n  - {name: nccl.all_reduce.busbw, direction: higher, expected: 1, tolerance: {}}\n", "f.yaml:3: metrics[0].tolerance: give relative or absolute, or leave tolerance out for a hard limit"},
+		{"a zero expected value", "profile: {name: x, gpu: {model: G}}\nmetrics:\n  - {name: nccl.fallback.p2p-disabled.ratio, direction: lower, expected: 0}\n", "f.yaml:3: metrics[0].expected: 0: expected must be positive"},
+		{"a quoted number", "profile: {name: x, gpu: {model: G}}\nmetrics:\n  - {name: nccl.fallback.p2p-disabled.ratio, direction: lower, expected: \"0.5\"}\n", `f.yaml:3: metrics[0].expected: "0.5" is not a number`},
+		{"an infinite number", "profile: {name: x, gpu: {model: G}}\nmetrics:\n  - {name: nccl.fallback.p2p-disabled.ratio, direction: lower, expected: .inf}\n", `f.yaml:3: metrics[0].expected: ".inf" is not a finite number`},
+		{"a size given twice", "profile: {name: x, gpu: {model: G}}\nmetrics:\n  - name: nccl.all_reduce.busbw\n    direction: higher\n    expected: 1\n    by_size:\n      1024: 1\n      01024: 2\n", "f.yaml:8: metrics[0].by_size.01024: given twice (first on line 7)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := baseline.Parse("f.yaml", []byte(tc.yaml))
@@ -263,8 +263,8 @@ func TestParseErrors(t *testing.T) {
 
 func TestLoadFSNamesFilesByTheirPathInTheFS(t *testing.T) {
 	fsys := fstest.MapFS{
-		"conf/ok.yaml":     {Data: []byte("# ok\nprofile: {name: ok}\nbar1: {min_total_mib: 1}\n")},
-		"conf/bad.yaml":    {Data: []byte("# bad\nprofile: {name: bad}\nbar1: {min_total: 1}\n")},
+		"conf/ok.yaml":     {Data: []byte("# ok\nprofile: {name: ok, gpu: {model: G}}\nbar1: {min_total_mib: 1}\n")},
+		"conf/bad.yaml":    {Data: []byte("# bad\nprofile: {name: bad, gpu: {model: G}}\nbar1: {min_total: 1}\n")},
 		"conf/notes.txt":   {Data: []byte("not a baseline")},
 		"conf/sub/x.yaml":  {Data: []byte("not even YAML: [")},
 		"elsewhere/y.yaml": {Data: []byte("not even YAML: [")},
@@ -294,7 +294,7 @@ func TestLoadOfNothingIsAnError(t *testing.T) {
 			}
 		})
 	}
-	if err := os.WriteFile(filepath.Join(empty, "x.yml"), []byte("profile: {name: x}\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(empty, "x.yml"), []byte("profile: {name: x, gpu: {model: G}}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := baseline.Load(empty); err == nil {

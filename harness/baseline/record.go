@@ -48,7 +48,8 @@ type Kind struct {
 	Tolerance *Tolerance // nil: a hard limit
 }
 
-// KindOf gives a metric's kind from its name (see the package doc):
+// KindOf gives a metric's kind: the registry's (LookupMetric) for a
+// metric gdrcheck measures, else from its name (see the package doc):
 //
 //	*.ratio           no unit, lower is better, 25% or at least 0.05
 //	nccl.*bw          GB/s, higher is better, 10%
@@ -60,6 +61,14 @@ type Kind struct {
 // noise of two runs, and a fallback that moves by a few hundredths is
 // still a fallback.
 func KindOf(name string) Kind {
+	if k, ok := LookupMetric(name); ok {
+		var t *Tolerance
+		if k.Default != nil {
+			c := *k.Default
+			t = &c
+		}
+		return Kind{k.Unit, k.Direction, t}
+	}
 	last := name[strings.LastIndexByte(name, '.')+1:]
 	switch {
 	case last == "ratio":

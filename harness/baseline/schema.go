@@ -60,6 +60,15 @@ type Tolerance struct {
 	Absolute float64 // tolerance.absolute: in the metric's unit
 }
 
+// MaxRelative is the largest relative tolerance: a band may let at most
+// half of the expected value go. The negative suite counts a forced
+// fallback that keeps at most half of the direct bandwidth as detected
+// (nccl.fallback.<mode>.ratio, 0.5 in the shipped baselines), so a
+// wider band would pass a node on the very fallback path gdrcheck exists
+// to catch; 0.999999 would pass one at a millionth of its bandwidth. An
+// absolute tolerance is held to the same half of every expected value.
+const MaxRelative = 0.5
+
 // Allowed is the shortfall allowed against expected:
 // max(Relative*expected, Absolute).
 func (t Tolerance) Allowed(expected float64) float64 {

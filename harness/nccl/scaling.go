@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -30,11 +31,36 @@ type Launch []string
 // (MAX_ARG_STRLEN, 32 pages, its terminating NUL counted).
 const MaxArg = 128 << 10
 
-// ParseLaunch splits a launcher template into words.
+// ParseLaunch splits a launcher template (--launcher) into words: each
+// placeholder is one of {nodes} {ranks} {gpus} {nodelist}.
 func ParseLaunch(s string) (Launch, error) {
+	return parseTemplate(s, "srun --nodes={nodes} --ntasks={ranks} --nodelist={nodelist}", "{nodes}", "{ranks}", "{gpus}", "{nodelist}")
+}
+
+// ParseNodeLaunch splits the template that starts one node's nccl-tests
+// processes (--nccl-launcher), by the rules of ParseLaunch: one node has
+// one placeholder, {gpus}, its GPUs (one process each).
+func ParseNodeLaunch(s string) (Launch, error) {
+	return parseTemplate(s, "mpirun --allow-run-as-root -np {gpus}", "{gpus}")
+}
+
+// ForGPUs fills a node launcher's {gpus}.
+func (l Launch) ForGPUs(gpus int) []string {
+	out := make([]string, len(l))
+	for i, w := range l {
+		out[i] = strings.ReplaceAll(w, "{gpus}", strconv.Itoa(gpus))
+	}
+	return out
+}
+
+// parseTemplate splits a launcher template into words and refuses one of
+// no words (an empty or all-space value, as an unset CI variable leaves)
+// and a placeholder other than the known ones, which would reach the
+// command line as it is.
+func parseTemplate(s, example string, known ...string) (Launch, error) {
 	l := Launch(strings.Fields(s))
 	if len(l) == 0 {
-		return nil, fmt.Errorf("empty launcher: want a command such as \"srun --nodes={nodes} --ntasks={ranks} --nodelist={nodelist}\"")
+		return nil, fmt.Errorf("empty launcher: want a command such as %q", example)
 	}
 	for _, w := range l {
 		for rest := w; ; {
@@ -46,10 +72,8 @@ func ParseLaunch(s string) (Launch, error) {
 			if j < 0 {
 				return nil, fmt.Errorf("launcher word %q: unclosed {", w)
 			}
-			switch p := rest[i : i+j+1]; p {
-			case "{nodes}", "{ranks}", "{gpus}", "{nodelist}":
-			default:
-				return nil, fmt.Errorf("launcher word %q: unknown placeholder %s (known: {nodes} {ranks} {gpus} {nodelist})", w, p)
+			if p := rest[i : i+j+1]; !slices.Contains(known, p) {
+				return nil, fmt.Errorf("launcher word %q: unknown placeholder %s (known: %s)", w, p, strings.Join(known, " "))
 			}
 			rest = rest[i+j+1:]
 		}

@@ -65,3 +65,28 @@ func TestParseLaunchRejectsUnknownPlaceholders(t *testing.T) {
 		}
 	}
 }
+
+// --nccl-launcher follows --launcher's rules through the same parser: a
+// value of spaces (an empty CI variable) is no launcher, and a
+// placeholder one node does not have ({ranks}) is refused, not passed on.
+func TestParseNodeLaunchFollowsTheLauncherRules(t *testing.T) {
+	for in, want := range map[string]string{
+		" ":                                     "empty launcher",
+		"\t":                                    "empty launcher",
+		"mpirun -np {ranks}":                    "unknown placeholder {ranks} (known: {gpus})",
+		"mpirun -np {gpus":                      "unclosed {",
+		"mpirun --allow-run-as-root -np {gpus}": "",
+	} {
+		l, err := nccl.ParseNodeLaunch(in)
+		switch {
+		case want == "" && err != nil:
+			t.Errorf("ParseNodeLaunch(%q): %v", in, err)
+		case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("ParseNodeLaunch(%q) = %v, %v; want an error saying %q", in, l, err, want)
+		case want == "":
+			if got := strings.Join(l.ForGPUs(8), " "); got != "mpirun --allow-run-as-root -np 8" {
+				t.Errorf("ForGPUs(8) = %q", got)
+			}
+		}
+	}
+}

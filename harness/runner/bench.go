@@ -2,9 +2,9 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
@@ -21,8 +21,11 @@ func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseli
 	r := nccl.Runner{Dir: opt.NCCLTestsDir, CPU: h.CPUTimes, Fabric: h.FabricCounters, Timeout: opt.NCCLTimeout, LogDir: opt.LogDir}
 	gpusPerProcess := len(ev.GPUs)
 	if opt.NCCLLauncher != "" {
-		l := strings.ReplaceAll(opt.NCCLLauncher, "{gpus}", strconv.Itoa(len(ev.GPUs)))
-		r.Launcher, gpusPerProcess = strings.Fields(l), 1
+		l, err := nccl.ParseNodeLaunch(opt.NCCLLauncher)
+		if err != nil {
+			return nil, fmt.Errorf("--nccl-launcher: %w", err)
+		}
+		r.Launcher, gpusPerProcess = l.ForGPUs(len(ev.GPUs)), 1
 	}
 	if _, err := r.Lookup("all_reduce_perf"); err != nil {
 		return nil, err

@@ -9,17 +9,22 @@ import (
 	"strings"
 )
 
+// MaxNodes is the largest allocation gdrcheck is built for: 16,384
+// hosts of 8 GPUs, more than the largest clusters put in one job. Node
+// lists (--nodes, --nodes-file, a job's node list) stop there.
+const MaxNodes = 16384
+
 // MaxNames caps how many names one list may expand to: a typo such as
-// gpu[1-999999999] is refused before it is held. Eight times the largest
-// allocation gdrcheck is built for (16,384 nodes).
-const MaxNames = 1 << 17
+// gpu[1-999999999] is refused before it is held, its count computed
+// from the range's ends.
+const MaxNames = MaxNodes
 
 // MaxName is the longest node name accepted (Linux allows 64 bytes for a
 // host name; Slurm does not limit NodeName much further).
 const MaxName = 255
 
-// maxDigits keeps a range's numbers inside an int64; a longer run of
-// digits is part of the name, not a number to count.
+// maxDigits keeps a range's numbers, and one past them, inside an int64;
+// a longer run of digits is part of the name, not a number to count.
 const maxDigits = 18
 
 // ErrName is wrapped by every error about a node name.
@@ -166,13 +171,16 @@ func expandRanges(s string, limit int) ([]string, error) {
 		a, err1 := number(lo)
 		b, err2 := number(hi)
 		if err1 != nil || err2 != nil || a > b {
-			return nil, fmt.Errorf("[%s]: %q is not a number or a range like 1-8", s, part)
+			return nil, fmt.Errorf("[%s]: %q is not a number or a range like 1-8 (numbers of at most %d digits)", s, part, maxDigits)
 		}
-		if b-a >= int64(limit-len(out)) {
+		// Counted before it expands; counting up from a rather than
+		// to b cannot overflow where b is the largest int64.
+		n := b - a
+		if n >= int64(limit-len(out)) {
 			return nil, tooMany()
 		}
-		for k := a; k <= b; k++ {
-			out = append(out, pad64(k, len(lo)))
+		for i := int64(0); i <= n; i++ {
+			out = append(out, pad64(a+i, len(lo)))
 		}
 	}
 	return out, nil
@@ -195,7 +203,7 @@ func pad64(k int64, width int) string {
 }
 
 func tooMany() error {
-	return fmt.Errorf("more than %d names", MaxNames)
+	return fmt.Errorf("more than %d names, the largest allocation gdrcheck is built for", MaxNames)
 }
 
 // Unique refuses a list that names a node twice.

@@ -222,3 +222,27 @@ func FuzzExpand(f *testing.F) {
 		}
 	})
 }
+
+// A range is counted from its ends before anything expands, and the count
+// cannot overflow at the top of int64: the issue's
+// n[9223372036854775806-9223372036854775807] looped for ever.
+func TestRangesAreCountedBeforeTheyExpand(t *testing.T) {
+	for e, want := range map[string]string{
+		"n[9223372036854775806-9223372036854775807]": "numbers of at most 18 digits",
+		"n[0-999999999999999999]":                    "more than 16384 names, the largest allocation gdrcheck is built for",
+		"n[1-16385]":                                 "more than 16384 names",
+		"a[1-16384],b":                               "more than 16384 names",
+	} {
+		if got, err := Expand(e); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Expand(%q) = %d names, %v; want an error saying %q", e, len(got), err, want)
+		}
+	}
+	// The largest numbers that are numbers expand, two of them.
+	got, err := Expand("n[999999999999999998-999999999999999999]")
+	if want := []string{"n999999999999999998", "n999999999999999999"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("top of the range: %q, %v", got, err)
+	}
+	if MaxNames != MaxNodes || MaxNodes != 16384 {
+		t.Errorf("MaxNames %d, MaxNodes %d: a node list holds one allocation of at most 16,384 nodes", MaxNames, MaxNodes)
+	}
+}

@@ -71,11 +71,12 @@ var _ = suites.Describe("collectives", func() {
 		if m.Shape.GPUs == 1 {
 			Skip("one GPU: a collective moves no data between GPUs, so there is no bus bandwidth to compare; " + suites.AcrossNodes)
 		}
-		var bad []string
+		var bad, measured []string
 		for _, r := range direct(m) {
 			if r.Result.Tests == nil || len(r.Result.Tests.Rows) == 0 {
 				continue
 			}
+			measured = append(measured, results.BusBWMetric(r.Op))
 			// Compared at the largest size measured, where the
 			// baseline's by_size (or its expected value) applies.
 			last := r.Result.Tests.Rows[len(r.Result.Tests.Rows)-1]
@@ -91,7 +92,7 @@ var _ = suites.Describe("collectives", func() {
 			}
 			suites.Record(mt)
 		}
-		suites.RequireBaseline()
+		suites.RequireBaseline(measured...)
 		Expect(bad).To(suites.HaveNoFindings())
 	})
 })
