@@ -85,7 +85,7 @@ wrapper:
 			mapErr := ev.MapError()
 			for _, warn := range inv.Warnings {
 				if mapErr == nil || warn != mapErr.Error() {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn)
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", reports.Terminal(warn))
 				}
 			}
 			if mapErr == nil {
@@ -107,7 +107,7 @@ wrapper:
 				return nil
 			}
 			for _, d := range drift {
-				fmt.Fprintf(cmd.ErrOrStderr(), "drift: %s\n", d)
+				fmt.Fprintf(cmd.ErrOrStderr(), "drift: %s\n", reports.Terminal(d))
 			}
 			return &exitError{code: results.ExitFailed, err: fmt.Errorf("%d difference(s) from %s", len(drift), expect)}
 		},
