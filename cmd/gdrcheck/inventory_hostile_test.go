@@ -18,13 +18,12 @@ import (
 // gres.conf outputs. Each payload would create the file X in the
 // sourcing shell's directory if any of it ran.
 var hostilePayloads = map[string]string{
-	"newline":      "\ntouch X",
-	"cmd subst":    "$(touch X)",
-	"backticks":    "`touch X`",
-	"single quote": "';touch X;'",
-	"double quote": `";touch X;"`,
-	"semicolon":    ";touch X",
-	"all of them":  "\n$(touch X)`touch X`';touch X;'\";touch X;\"\r\x1b]0;pwned\x07",
+	"newline":     "\ntouch X",
+	"cmd subst":   "$(touch X)",
+	"backticks":   "`touch X`",
+	"quotes":      `';touch X;'";touch X;"`,
+	"semicolon":   ";touch X",
+	"all of them": "\n$(touch X)`touch X`';touch X;'\";touch X;\"\r\x1b]0;pwned\x07",
 }
 
 // hostileRoot is the 8 x H100 node with one recorded string changed by edit.
@@ -293,7 +292,8 @@ func TestInventoryMapsKeepAHostileGPUNameAsText(t *testing.T) {
 }
 
 // (b) An identifier that is not of its source's form is refused by env
-// and gres alike: exit 2, the field named, nothing written.
+// and gres alike: exit 2, the field named, no map written (env writes a
+// fragment that fails).
 func TestInventoryMapsRefuseAHostileIdentifier(t *testing.T) {
 	fields := []struct {
 		field string // as the error names it
@@ -316,7 +316,13 @@ func TestInventoryMapsRefuseAHostileIdentifier(t *testing.T) {
 				root := hostileRoot(t, func(root string) { f.edit(t, root, p) })
 				for _, format := range []string{"env", "gres"} {
 					r := gdrcheck(t, "inventory", "--host-root", root, "--format", format)
-					if r.code != 2 || !strings.Contains(r.stderr, "--format "+format+": "+f.field) || r.stdout != "" {
+					// env writes a fragment that fails, for a wrapper
+					// that sees only the sourcing's status.
+					want := ""
+					if format == "env" {
+						want = refusedEnv
+					}
+					if r.code != 2 || !strings.Contains(r.stderr, "--format "+format+": "+f.field) || r.stdout != want {
 						t.Errorf("%s: exit %d, want 2 naming %q and no output\nstderr: %s\nstdout: %s", format, r.code, f.field, r.stderr, r.stdout)
 					}
 					if strings.ContainsAny(r.stderr, "\x1b\r") {
@@ -324,6 +330,20 @@ func TestInventoryMapsRefuseAHostileIdentifier(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// The fragment env writes for a refused inventory holds only writeEnv's
+// statements and fails under bash and dash, so a wrapper's
+// `. <(gdrcheck inventory --format env) || exit 1` stops.
+func TestTheRefusedEnvFragmentFails(t *testing.T) {
+	for _, b := range envStatements(refusedEnv) {
+		t.Errorf("the refused fragment holds %s", b)
+	}
+	for _, shell := range []string{"bash", "dash"} {
+		if vars, code := sourceEnvIn(t, shell, t.TempDir(), refusedEnv, "SLURM_LOCALID=0"); code == 0 || len(vars) > 0 {
+			t.Errorf("%s: exit %d, set %v", shell, code, vars)
 		}
 	}
 }

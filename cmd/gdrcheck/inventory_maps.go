@@ -20,7 +20,7 @@ import (
 // rail NIC and CPUs. slurmd and sh read them as code, and the inventory
 // comes from a node or a recording, so both are built, not printed: every
 // identifier is checked for its source's form first (Inventory.CheckFields;
-// a bad one is refused with exit 2 and nothing is written), every sh value
+// a bad one is refused with exit 2 and no map is written), every sh value
 // is quoted, and a comment holds only generated text and values cleaned
 // by the terminal's rule (comment), in which no newline survives to end
 // the line.
@@ -28,7 +28,7 @@ import (
 // checkMap refuses an inventory whose identifiers a map cannot carry.
 func checkMap(format string, inv node.Inventory) error {
 	if err := inv.CheckFields(); err != nil {
-		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--format %s: %w; nothing written", format, err)}
+		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--format %s: %w; the map is not written", format, err)}
 	}
 	return nil
 }
@@ -194,7 +194,7 @@ func gresCores(cores []node.CPUCore, cpuList string) (string, string) {
 // (internal/shellquote) or a number.
 func writeEnv(w io.Writer, inv node.Inventory) error {
 	if err := checkMap("env", inv); err != nil {
-		return err
+		return refuseEnv(w, err)
 	}
 	var qerr error
 	quote := func(s string) string {
@@ -273,8 +273,24 @@ func writeEnv(w io.Writer, inv node.Inventory) error {
 	}
 	b.WriteString("esac\nunset _gdrcheck_rank\n")
 	if qerr != nil {
-		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--format env: %w; nothing written", qerr)}
+		return refuseEnv(w, &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--format env: %w; the map is not written", qerr)})
 	}
 	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// refusedEnv is what env writes for an inventory it refuses: the
+// wrapper's `. <(gdrcheck inventory --format env) || exit 1` sees only
+// the fragment's status, and an empty fragment would return 0 with
+// nothing set. It holds no text from the inventory.
+const refusedEnv = `# gdrcheck refused this node's inventory (its stderr says why): nothing is set.
+echo 'gdrcheck: inventory --format env refused this node'"'"'s inventory; nothing is set' >&2
+return 1 2>/dev/null || exit 1
+`
+
+func refuseEnv(w io.Writer, err error) error {
+	if _, werr := io.WriteString(w, refusedEnv); werr != nil {
+		return errors.Join(err, werr)
+	}
 	return err
 }
