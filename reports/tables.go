@@ -46,7 +46,7 @@ func (t Table) Render(w io.Writer, format string) error {
 		if format == FormatMarkdown {
 			fmt.Fprintf(w, "### %s\n\n", markdownCell(title))
 		} else {
-			fmt.Fprintf(w, "%s\n", strings.ReplaceAll(title, "\n", `\n`))
+			fmt.Fprintf(w, "%s\n", Terminal(title))
 		}
 	}
 	tbl := tablewriter.NewTable(w,
@@ -469,7 +469,10 @@ var markdownCell = strings.NewReplacer(
 	"<", "&lt;", "\r\n", `\n`, "\n", `\n`, "\r", `\r`,
 ).Replace
 
-// Terminal makes text from a node safe to print: the tables' rule, so an
-// ESC a recorded hostname holds reaches no terminal, and a newline is
-// shown, not obeyed.
-func Terminal(s string) string { return strings.ReplaceAll(cleanText(s), "\n", `\n`) }
+// Terminal makes text from a node safe to print on one line: the tables'
+// rule, so an ESC a recorded hostname holds reaches no terminal, and a
+// newline or carriage return is shown, not obeyed (neither can start a
+// line of its own, nor end a shell comment).
+func Terminal(s string) string { return terminalBreaks.Replace(cleanText(s)) }
+
+var terminalBreaks = strings.NewReplacer("\n", `\n`, "\r", `\r`)

@@ -3,20 +3,11 @@ package slurm
 import (
 	"fmt"
 	"regexp"
-	"strings"
 )
 
-// Quote makes s one shell word: single quotes, with each ' written as '\”.
-// Nothing inside single quotes is expanded, so $(...), backticks, ; and
-// spaces reach the program as they are.
-func Quote(s string) string {
-	if s != "" && safeWord.MatchString(s) {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-var safeWord = regexp.MustCompile(`^[A-Za-z0-9_./:=,@%+-]+$`)
+// Words of the batch script are quoted by internal/shellquote; these
+// checks refuse, before that, what Slurm or the script's lines could not
+// hold.
 
 // Names Slurm itself accepts for partitions, accounts, QOS and
 // reservations; anything else is refused before it reaches a script.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/internal/hostlist"
+	"github.com/gdrcheck/gdrcheck/internal/shellquote"
 )
 
 // Submission is what `gdrcheck submit` asks of Slurm: the allocation and
@@ -156,19 +157,25 @@ func (s *Submission) Render(version string) (string, error) {
 	if sig <= 0 {
 		sig = 120
 	}
-	execLine := []string{Quote(s.Gdrcheck), "job", "--out", Quote(strings.TrimSuffix(s.Out, "/")) + `/job-"$SLURM_JOB_ID"`}
+	// Every word is quoted; the job directory's "$SLURM_JOB_ID" is the
+	// one expansion the script means.
+	var words wordList
+	execLine := []string{words.quote(s.Gdrcheck), "job", "--out", words.quote(strings.TrimSuffix(s.Out, "/")) + `/job-"$SLURM_JOB_ID"`}
 	for _, a := range s.Job.Args() {
-		execLine = append(execLine, Quote(a))
+		execLine = append(execLine, words.quote(a))
 	}
 	if s.ContainerImage != "" {
-		execLine = append(execLine, "--container-image", Quote(s.ContainerImage))
+		execLine = append(execLine, "--container-image", words.quote(s.ContainerImage))
 	}
 	if s.ContainerMounts != "" {
-		execLine = append(execLine, "--container-mounts", Quote(s.ContainerMounts))
+		execLine = append(execLine, "--container-mounts", words.quote(s.ContainerMounts))
 	}
 	var submit []string
 	for _, a := range s.SbatchArgv() {
-		submit = append(submit, Quote(a))
+		submit = append(submit, words.quote(a))
+	}
+	if words.err != nil {
+		return "", fmt.Errorf("the batch script: %w", words.err)
 	}
 	var b bytes.Buffer
 	err := script.Execute(&b, map[string]any{
@@ -176,6 +183,18 @@ func (s *Submission) Render(version string) (string, error) {
 		"Exec": strings.Join(execLine, " "), "Submit": strings.Join(submit, " "),
 	})
 	return b.String(), err
+}
+
+// wordList quotes words for the script and keeps the first word sh could
+// not hold.
+type wordList struct{ err error }
+
+func (l *wordList) quote(s string) string {
+	q, err := shellquote.Word(s)
+	if err != nil && l.err == nil {
+		l.err = err
+	}
+	return q
 }
 
 // JobConfig is what the job does inside the allocation; it travels as

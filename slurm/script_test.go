@@ -29,7 +29,7 @@ func TestRenderWritesAnSbatchScriptWithEveryOption(t *testing.T) {
 		"#SBATCH --time=30\n", "#SBATCH --reservation=maint_window\n", "#SBATCH --constraint=h100&ib\n",
 		"#SBATCH --gpus-per-node=8\n", "#SBATCH --exclude=node13\n", "#SBATCH --signal=B:USR1@120\n",
 		`exec /opt/gdrcheck/bin/gdrcheck job --out /shared/gdrcheck/job-"$SLURM_JOB_ID" --suites topology,kernel --gpus-per-node 8`,
-		"--nccl-srun-arg --mpi=pmix --drain-on-fail --compare-to /shared/gdrcheck/job-41 --compare-tolerance 0.08\n",
+		"--nccl-srun-arg '--mpi=pmix' --drain-on-fail --compare-to /shared/gdrcheck/job-41 --compare-tolerance 0.08\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("script lacks %q:\n%s", want, got)

@@ -220,7 +220,7 @@ func printLog(w io.Writer, s *nccl.LogSummary, code int, why string) error {
 		fmt.Fprintf(w, "GDR HCA: %s\n", b)
 	}
 	for _, r := range s.Reasons {
-		fmt.Fprintf(w, "- %s\n", r)
+		fmt.Fprintf(w, "- %s\n", reports.Terminal(r))
 	}
 	for _, f := range s.Findings {
 		level, text := "warning", f.Text
@@ -229,18 +229,18 @@ func printLog(w io.Writer, s *nccl.LogSummary, code int, why string) error {
 		} else if f.Source != "" {
 			text = f.Source + ": " + text
 		}
-		fmt.Fprintf(w, "%s (%s): %s\n", level, lineAndCount(f.Line, f.Count, "times"), text)
+		fmt.Fprintf(w, "%s (%s): %s\n", level, lineAndCount(f.Line, f.Count, "times"), reports.Terminal(text))
 	}
 	if s.FindingsOmitted > 0 {
 		fmt.Fprintf(w, "... and %d more lines of findings\n", s.FindingsOmitted)
 	}
 	for _, h := range s.Hints {
-		fmt.Fprintf(w, "hint (%s): %s\n  %s\n", lineAndCount(h.Line, h.Count, "NICs"), h.Text, h.Advice)
+		fmt.Fprintf(w, "hint (%s): %s\n  %s\n", lineAndCount(h.Line, h.Count, "NICs"), reports.Terminal(h.Text), reports.Terminal(h.Advice))
 	}
 	if s.Partial && code != results.ExitUnevaluable { // else the result says why
 		fmt.Fprintf(w, "partial: %s\n", s.PartialReason)
 	}
-	fmt.Fprintf(w, "result: %s: %s\n", judgement(code), why)
+	fmt.Fprintf(w, "result: %s: %s\n", judgement(code), reports.Terminal(why))
 	return nil
 }
 

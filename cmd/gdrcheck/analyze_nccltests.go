@@ -131,7 +131,7 @@ func printTests(w io.Writer, t *nccl.TestsResult, code int, why string) error {
 		fmt.Fprintf(w, "average busbw: %.3f GB/s\n", *t.AvgBusBW)
 	}
 	for _, fl := range t.Failures {
-		fmt.Fprintf(w, "failure%s: %s\n", onLine(fl.Line), failureLine(fl))
+		fmt.Fprintf(w, "failure%s: %s\n", onLine(fl.Line), reports.Terminal(failureLine(fl)))
 	}
 	if t.FailuresOmitted > 0 {
 		fmt.Fprintf(w, "... and %d more failure lines\n", t.FailuresOmitted)
@@ -139,6 +139,6 @@ func printTests(w io.Writer, t *nccl.TestsResult, code int, why string) error {
 	if t.Partial && code != results.ExitUnevaluable { // else the result says why
 		fmt.Fprintf(w, "partial: %s\n", t.PartialReason)
 	}
-	fmt.Fprintf(w, "result: %s: %s\n", judgement(code), why)
+	fmt.Fprintf(w, "result: %s: %s\n", judgement(code), reports.Terminal(why))
 	return nil
 }

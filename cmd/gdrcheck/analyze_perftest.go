@@ -83,7 +83,7 @@ the last size read.
 					res.Mem, res.MemEvidence = declared, "--mem "+mem
 				case declared:
 				default:
-					fmt.Fprintf(cmd.ErrOrStderr(), "gdrcheck: --mem %s ignored: the output shows %s (%s)\n", declared, res.Mem, res.MemEvidence)
+					fmt.Fprintf(cmd.ErrOrStderr(), "gdrcheck: --mem %s ignored: the output shows %s (%s)\n", declared, res.Mem, reports.Terminal(res.MemEvidence))
 				}
 			}
 			code, why := judgePerftest(res)
@@ -174,22 +174,22 @@ func printPerftest(w io.Writer, r *perftest.Result, code int, why string) error 
 		fmt.Fprintf(w, "bandwidth at %s: peak %s Gb/s, average %s Gb/s\n", at, num(r.BWPeakGbps), num(r.BWAvgGbps))
 	}
 	if r.MemEvidence != "" {
-		fmt.Fprintf(w, "memory %s: %s\n", mem, r.MemEvidence)
+		fmt.Fprintf(w, "memory %s: %s\n", mem, reports.Terminal(r.MemEvidence))
 	}
 	if r.GPU != "" {
-		fmt.Fprintf(w, "GPU: %s\n", r.GPU)
+		fmt.Fprintf(w, "GPU: %s\n", reports.Terminal(r.GPU))
 	}
 	if f := r.Failure; f != nil && len(f.Lines) > 0 {
-		fmt.Fprintf(w, "error: %s\n", r.Error)
+		fmt.Fprintf(w, "error: %s\n", reports.Terminal(r.Error))
 		where := f.Kind
 		if f.Line > 0 {
 			where += fmt.Sprintf(", line %d", f.Line)
 		}
-		fmt.Fprintf(w, "cause (%s): %s\n", where, f.Cause)
+		fmt.Fprintf(w, "cause (%s): %s\n", where, reports.Terminal(f.Cause))
 	}
 	if r.Partial && code != results.ExitUnevaluable { // else the result says why
 		fmt.Fprintf(w, "partial: %s\n", r.PartialReason)
 	}
-	fmt.Fprintf(w, "result: %s: %s\n", judgement(code), why)
+	fmt.Fprintf(w, "result: %s: %s\n", judgement(code), reports.Terminal(why))
 	return nil
 }

@@ -134,6 +134,9 @@ func printComparison(w io.Writer, res *results.Results, format string) error {
 		_, err := fmt.Fprintf(w, "no regression on %d node(s)\n", len(res.Nodes))
 		return err
 	}
+	for i, n := range regressed {
+		regressed[i] = reports.Terminal(n)
+	}
 	_, err := fmt.Fprintf(w, "REGRESSED: %d of %d node(s): %v\n", len(regressed), len(res.Nodes), regressed)
 	return err
 }

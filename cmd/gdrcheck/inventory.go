@@ -48,6 +48,11 @@ local to every core; the comment names the GPU's rail NIC and path class.
 A GPU whose device minor is unknown gets a comment instead of a line, and
 the exit code is 2.
 
+Both maps carry only checked fields: a host name that is not a node name,
+or a GPU's bus id, UUID, local_cpulist or rail NIC not of its source's
+form, is refused with exit 2 naming the field, and no map is written
+(--format env then writes a fragment that only fails).
+
 --format env prints POSIX sh for a launch wrapper to source: for the local
 rank (LOCAL_RANK, else SLURM_LOCALID, else OMPI_COMM_WORLD_LOCAL_RANK),
 rank r on GPU r in NVML index order, it exports NCCL_IB_HCA (=mlx5_0:1,
@@ -90,7 +95,7 @@ wrapper:
 			mapErr := ev.MapError()
 			for _, warn := range inv.Warnings {
 				if mapErr == nil || warn != mapErr.Error() {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", warn)
+					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", reports.Terminal(warn))
 				}
 			}
 			if mapErr == nil {
@@ -112,7 +117,7 @@ wrapper:
 				return nil
 			}
 			for _, d := range drift {
-				fmt.Fprintf(cmd.ErrOrStderr(), "drift: %s\n", d)
+				fmt.Fprintf(cmd.ErrOrStderr(), "drift: %s\n", reports.Terminal(d))
 			}
 			return &exitError{code: results.ExitFailed, err: fmt.Errorf("%d difference(s) from %s", len(drift), expect)}
 		},

@@ -10,12 +10,32 @@ import (
 	"strings"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
-	"github.com/gdrcheck/gdrcheck/slurm"
+	"github.com/gdrcheck/gdrcheck/internal/shellquote"
+	"github.com/gdrcheck/gdrcheck/reports"
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // The two maps schedulers and launchers consume: gres.conf lines for
 // Slurm's placement, and a shell fragment that gives each local rank its
-// rail NIC and CPUs.
+// rail NIC and CPUs. slurmd and sh read them as code, and the inventory
+// comes from a node or a recording, so both are built, not printed: every
+// identifier is checked for its source's form first (Inventory.CheckFields;
+// a bad one is refused with exit 2 and no map is written), every sh value
+// is quoted, and a comment holds only generated text and values cleaned
+// by the terminal's rule (comment), in which no newline survives to end
+// the line.
+
+// checkMap refuses an inventory whose identifiers a map cannot carry.
+func checkMap(format string, inv node.Inventory) error {
+	if err := inv.CheckFields(); err != nil {
+		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--format %s: %w; the map is not written", format, err)}
+	}
+	return nil
+}
+
+// comment is s made safe for the rest of a "#" line: the tables' rule,
+// with newline and carriage return shown as \n and \r.
+func comment(s string) string { return reports.Terminal(s) }
 
 // errNoMinor says a gres line was left out: without the minor the File=
 // would name a guess, and a wrong File= binds a job to another GPU.
@@ -34,8 +54,15 @@ var errNoMinor = errors.New("device minor unknown")
 // mapped through the CPU topology to them (Evidence.CPUCores). Where the
 // topology is unknown, or the GPU is local to every core (gres.conf(5):
 // then leave Cores out), the line has none and its comment says why.
+//
+// Each line is generated from checked fields only: Type= matches
+// gresTypeOK, File= is built from a number, Cores= from numbers.
 func writeGres(w io.Writer, inv node.Inventory, ev *node.Evidence) error {
-	fmt.Fprintf(w, "# %s: gres.conf lines from gdrcheck %s\n", inv.Node, version)
+	if err := checkMap("gres", inv); err != nil {
+		return err
+	}
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "# %s\n", comment(fmt.Sprintf("%s: gres.conf lines from gdrcheck %s", inv.Node, version)))
 	gpus := append([]node.InventoryGPU(nil), inv.GPUs...)
 	facts := gpuFacts(ev)
 	minor := func(g node.InventoryGPU) int {
@@ -51,7 +78,7 @@ func writeGres(w io.Writer, inv node.Inventory, ev *node.Evidence) error {
 		who := g.Label()
 		if f.Minor == nil {
 			missing = append(missing, g.BusID)
-			fmt.Fprintf(w, "# %s: left out: its device minor (N of /dev/nvidiaN) is unknown: NVML did not give it and proc/driver/nvidia/gpus/%s/information is missing\n", who, g.BusID)
+			fmt.Fprintf(b, "# %s\n", comment(fmt.Sprintf("%s: left out: its device minor (N of /dev/nvidiaN) is unknown: NVML did not give it and proc/driver/nvidia/gpus/%s/information is missing", who, g.BusID)))
 			continue
 		}
 		line := "Name=gpu"
@@ -74,7 +101,10 @@ func writeGres(w io.Writer, inv node.Inventory, ev *node.Evidence) error {
 		}
 		about += ", " + railNote(g)
 		notes = append([]string{about}, notes...)
-		fmt.Fprintf(w, "%s # %s\n", line, strings.Join(notes, "; "))
+		fmt.Fprintf(b, "%s # %s\n", line, comment(strings.Join(notes, "; ")))
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("%w for GPU(s) %s: their gres.conf lines are left out", errNoMinor, strings.Join(missing, ", "))
@@ -158,7 +188,22 @@ func gresCores(cores []node.CPUCore, cpuList string) (string, string) {
 // sets it for GPU jobs, and programs that pick cuda:LOCAL_RANK need every
 // GPU visible. An unknown or missing rank is an error on stderr and a
 // non-zero return (exit, where the fragment is run rather than sourced).
+//
+// Its statements are the rank's assignment, one case on it, exports, and
+// echo, unset, return and exit; every value is a quoted word
+// (internal/shellquote) or a number.
 func writeEnv(w io.Writer, inv node.Inventory) error {
+	if err := checkMap("env", inv); err != nil {
+		return refuseEnv(w, err)
+	}
+	var qerr error
+	quote := func(s string) string {
+		q, err := shellquote.Word(s)
+		if err != nil && qerr == nil {
+			qerr = err
+		}
+		return q
+	}
 	gpus := append([]node.InventoryGPU(nil), inv.GPUs...)
 	indexed := true
 	for _, g := range gpus {
@@ -172,7 +217,7 @@ func writeEnv(w io.Writer, inv node.Inventory) error {
 		sort.SliceStable(gpus, func(i, j int) bool { return gpus[i].BusID < gpus[j].BusID })
 	}
 	b := &strings.Builder{}
-	fmt.Fprintf(b, "# %s: launch environment from gdrcheck %s, local rank r on GPU r in %s.\n", inv.Node, version, order)
+	fmt.Fprintf(b, "# %s\n", comment(fmt.Sprintf("%s: launch environment from gdrcheck %s, local rank r on GPU r in %s.", inv.Node, version, order)))
 	b.WriteString("# Source it in each rank's wrapper: . <(gdrcheck inventory --format env)\n")
 	b.WriteString("_gdrcheck_rank=${LOCAL_RANK:-${SLURM_LOCALID:-${OMPI_COMM_WORLD_LOCAL_RANK:-}}}\n")
 	b.WriteString("case $_gdrcheck_rank in\n")
@@ -182,8 +227,9 @@ func writeEnv(w io.Writer, inv node.Inventory) error {
 		if g.Name != "" {
 			about += " " + g.Name
 		}
-		fmt.Fprintf(b, "\t# %s: %s\n", about, railNote(g))
-		export := func(k, v string) { fmt.Fprintf(b, "\texport %s=%s\n", k, slurm.Quote(v)) }
+		// The GPU's name is free text from NVML: cleaned, never a word.
+		fmt.Fprintf(b, "\t# %s\n", comment(about+": "+railNote(g)))
+		export := func(k, v string) { fmt.Fprintf(b, "\texport %s=%s\n", k, quote(v)) }
 		if g.Index >= 0 {
 			export("GDRCHECK_GPU_INDEX", strconv.Itoa(g.Index))
 		}
@@ -214,18 +260,37 @@ func writeEnv(w io.Writer, inv node.Inventory) error {
 		fmt.Fprintf(b, "\techo %s >&2\n\tunset _gdrcheck_rank\n\treturn 1 2>/dev/null || exit 1\n\t;;\n", msg)
 	}
 	b.WriteString("'')\n")
-	fail(slurm.Quote("gdrcheck: no local rank: " + from))
+	fail(quote("gdrcheck: no local rank: " + from))
 	b.WriteString("*)\n")
 	if len(gpus) == 0 {
-		fail(slurm.Quote(fmt.Sprintf("gdrcheck: %s has no NVIDIA GPU for local rank ", inv.Node)) + `"$_gdrcheck_rank"`)
+		fail(quote(fmt.Sprintf("gdrcheck: %s has no NVIDIA GPU for local rank ", inv.Node)) + `"$_gdrcheck_rank"`)
 	} else {
 		ranks := "0"
 		if len(gpus) > 1 {
 			ranks += "-" + strconv.Itoa(len(gpus)-1)
 		}
-		fail(slurm.Quote("gdrcheck: local rank ") + `"$_gdrcheck_rank"` + slurm.Quote(fmt.Sprintf(" is not one of the %d GPU(s) of %s (%s); %s", len(gpus), inv.Node, ranks, from)))
+		fail(quote("gdrcheck: local rank ") + `"$_gdrcheck_rank"` + quote(fmt.Sprintf(" is not one of the %d GPU(s) of %s (%s); %s", len(gpus), inv.Node, ranks, from)))
 	}
 	b.WriteString("esac\nunset _gdrcheck_rank\n")
+	if qerr != nil {
+		return refuseEnv(w, &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--format env: %w; the map is not written", qerr)})
+	}
 	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// refusedEnv is what env writes for an inventory it refuses: the
+// wrapper's `. <(gdrcheck inventory --format env) || exit 1` sees only
+// the fragment's status, and an empty fragment would return 0 with
+// nothing set. It holds no text from the inventory.
+const refusedEnv = `# gdrcheck refused this node's inventory (its stderr says why): nothing is set.
+echo 'gdrcheck: inventory --format env refused this node'"'"'s inventory; nothing is set' >&2
+return 1 2>/dev/null || exit 1
+`
+
+func refuseEnv(w io.Writer, err error) error {
+	if _, werr := io.WriteString(w, refusedEnv); werr != nil {
+		return errors.Join(err, werr)
+	}
 	return err
 }

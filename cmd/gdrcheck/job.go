@@ -159,7 +159,7 @@ arguments it considers every node.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			done, err := slurm.Client{}.Undrain(cmd.Context(), args)
 			for _, d := range done {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s\n", d.Action, d.Node, d.Why)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s\n", d.Action, reports.Terminal(d.Node), reports.Terminal(d.Why))
 			}
 			if err != nil {
 				return &exitError{code: results.ExitUnevaluable, err: err}

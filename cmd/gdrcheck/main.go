@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
 	"golang.org/x/sys/unix"
 )
@@ -40,13 +42,24 @@ func main() {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "gdrcheck:", ee.err)
+			fmt.Fprintln(os.Stderr, "gdrcheck:", errText(ee.err))
 		}
 		os.Exit(ee.code)
 	}
 	// Bad flags, unreadable input: nothing was evaluated.
-	fmt.Fprintln(os.Stderr, "gdrcheck:", err)
+	fmt.Fprintln(os.Stderr, "gdrcheck:", errText(err))
 	os.Exit(results.ExitUnevaluable)
+}
+
+// errText is an error for the terminal: each of its lines through the
+// tables' rule, so a recorded string it quotes raw (a problem's cause, a
+// file's line) moves no cursor and sets no window title.
+func errText(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = reports.Terminal(l)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // interruptible is cancelled by the first SIGINT or SIGTERM, with the

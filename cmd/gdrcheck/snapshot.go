@@ -11,6 +11,7 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/internal/ttar"
+	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
@@ -61,14 +62,14 @@ ticket); anything else writes a directory. Run it as root: PCI config space
 				return err
 			}
 			for _, p := range meta.Problems {
-				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", p)
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: %s\n", reports.Terminal(p))
 			}
 			if archive {
 				if err := writeArchive(out, dir); err != nil {
 					return err
 				}
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "recorded %s into %s\n", meta.Hostname, out)
+			fmt.Fprintf(cmd.OutOrStdout(), "recorded %s into %s\n", reports.Terminal(meta.Hostname), out)
 			return nil
 		},
 	}

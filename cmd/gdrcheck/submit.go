@@ -163,7 +163,7 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 		rec = r
 		state := rec["JobState"]
 		if state != last {
-			fmt.Fprintf(stderr, "job %s: %s %s\n", id, state, rec["Reason"])
+			fmt.Fprintf(stderr, "job %s: %s %s\n", id, reports.Terminal(state), reports.Terminal(rec["Reason"]))
 			last = state
 		}
 		if slurm.Final(state) {
@@ -239,7 +239,7 @@ func printBlamed(w io.Writer, res *results.Results, drained bool) {
 			break
 		}
 		reason, _, _ := strings.Cut(failed[n], "\n")
-		fmt.Fprintf(w, "  %s: %s\n", n, reason)
+		fmt.Fprintf(w, "  %s: %s\n", reports.Terminal(n), reports.Terminal(reason))
 	}
 	fmt.Fprintln(w)
 }
