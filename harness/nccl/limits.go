@@ -19,8 +19,13 @@ import (
 // the switch (NVLink SHARP, NCCL's NVLS on NVSwitch systems) sends each
 // byte out and back once, so its busbw can reach up to twice the link
 // (8 x H100 with NVLS report about 480 GB/s over 450 GB/s links).
-// Unknown where the evidence gives no path for a GPU.
+// Unknown where the evidence gives no path for a GPU, and on a node of
+// one GPU: a collective there never leaves the GPU's memory (sendrecv
+// to itself reads at HBM speed), so no link bounds it.
 func BusBWLimit(op string, ev *node.Evidence) node.Limit {
+	if len(ev.GPUs) < 2 {
+		return node.Limit{}
+	}
 	l := ev.GPULimit()
 	if !l.Known() || op != "all_reduce" {
 		return l

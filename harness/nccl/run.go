@@ -178,7 +178,7 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 	case res.Tests == nil || len(res.Tests.Rows) == 0:
 		res.Err = fmt.Errorf("%s printed no result table%s", s.Binary, failureOrLast(res))
 	case res.Tests.Failed():
-		res.Err = fmt.Errorf("%s reported a failure%s", s.Binary, failureText(res.Tests))
+		res.Err = fmt.Errorf("%s reported a failure%s%s", s.Binary, failureText(res.Tests), partial)
 	case partial != "":
 		// Exit 0 and rows, but the table stops short or is damaged:
 		// the largest size measured is not known, so this is no pass.
