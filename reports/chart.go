@@ -192,7 +192,13 @@ func niceTicks(v float64) (float64, []float64) {
 	return top, t
 }
 
+// tickLabel writes an axis value to three decimals; one of a million or
+// more (a broken measurement) in scientific notation, where v*1000 would
+// overflow to +Inf.
 func tickLabel(v float64) string {
+	if math.Abs(v) >= 1e6 {
+		return strconv.FormatFloat(v, 'g', 3, 64)
+	}
 	return strconv.FormatFloat(math.Round(v*1000)/1000, 'f', -1, 64)
 }
 

@@ -3,6 +3,7 @@ package reports
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -196,7 +197,15 @@ func dash(s string) string {
 	return s
 }
 
-func fixed(v float64, prec int) string { return strconv.FormatFloat(v, 'f', prec, 64) }
+// fixed writes v with prec decimals; a value of a million or more (no
+// bandwidth, ratio or time a node measures, so a broken one) in
+// scientific notation, so that 1e308 stays one short cell.
+func fixed(v float64, prec int) string {
+	if math.Abs(v) >= 1e6 || math.IsNaN(v) {
+		return strconv.FormatFloat(v, 'g', 4, 64)
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
 
 func pct(p *float64) string {
 	if p == nil {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
@@ -174,6 +175,15 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 				}
 				continue
 			}
+			if why := foreignResults(name, r); why != "" {
+				// Never merged: it would count another node twice and
+				// this one not at all.
+				n := results.Node{Name: name, Status: results.NodeUnevaluable, Reason: fmt.Sprintf("%s %s; node %s's own results are missing", jd.path(nodeFile(name, resultsFile)), why, name)}
+				if err := add(e, n); err != nil {
+					return err
+				}
+				continue
+			}
 			for _, n := range r.Nodes {
 				// Raw logs are relative to the node's own directory.
 				for i := range n.Runs {
@@ -244,6 +254,31 @@ func (m *Merged) resultsPath() string { return m.set.Path(0) }
 
 // Discard removes the staged results.json.
 func (m *Merged) Discard() { m.set.Abort() }
+
+// foreignResults says why a node's results.json is not that node's: it
+// must carry exactly one node, named as the node it is filed under (a
+// copy of another node's file, or one naming a foreign node, is not);
+// "" when it is the node's own.
+func foreignResults(name string, r *results.Results) string {
+	switch len(r.Nodes) {
+	case 0:
+		return "holds no node"
+	case 1:
+		if got := r.Nodes[0].Name; got != name {
+			return fmt.Sprintf("reports node %q, not %s: a copy of another node's results or a foreign node's", bounded.ClipString(got, maxNodeName), name)
+		}
+		return ""
+	}
+	names := make([]string, 0, 3)
+	for _, n := range r.Nodes[:min(len(r.Nodes), 3)] {
+		names = append(names, fmt.Sprintf("%q", bounded.ClipString(n.Name, maxNodeName)))
+	}
+	return fmt.Sprintf("holds %d nodes (%s), where a node's results carry exactly one", len(r.Nodes), strings.Join(names, ", "))
+}
+
+// maxNodeName is how much of a foreign node name a reason quotes: more
+// than any host name (253 bytes).
+const maxNodeName = 256
 
 // missingNode is a node without results, saying why: what happened to
 // the step that should have produced them, and what the node printed

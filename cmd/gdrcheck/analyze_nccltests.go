@@ -35,10 +35,13 @@ partial_reason.
 
 Exit 0: a whole run (its table ends with the "# Avg bus bandwidth" footer)
 without failures. Exit 1: a failure line ("Test NCCL failure", "Test
-failure", "# error:"), wrong elements or out-of-bounds values, even in a
-partial output. Exit 2: no nccl-tests output, no result table, or a partial
-output: cut mid-line, or a table that stops without its footer; the reason
-names the last size read.
+failure", "# error:", an NCCL WARN or error trace among the rows), wrong
+elements or out-of-bounds values, even in a partial output. Exit 2: no
+nccl-tests output, no result table, or a partial output: cut mid-line, a
+table that stops without its footer (the reason names the last size
+read), or a damaged table: a size that repeats or goes back, or a row that
+does not parse (a value that is inf, nan or past int64, NCCL's log
+interleaved into it); the reason names the line and the row.
 
 The path NCCL took is not in the table: analyze nccl-log judges it from
 the same output when the run had NCCL_DEBUG=INFO.
@@ -103,6 +106,8 @@ func failureLine(f nccl.Failure) string {
 		return "# error: " + f.Message
 	case "test":
 		return fmt.Sprintf("%s pid %d: Test failure %s", f.Host, f.PID, f.Where)
+	case nccl.FailureWarn, nccl.FailureError:
+		return "NCCL " + f.Kind + " inside the result table: " + f.Message
 	}
 	s := strings.TrimSpace(fmt.Sprintf("Test %s failure %s %s", f.Kind, f.Where, f.Message))
 	if f.Host != "" {

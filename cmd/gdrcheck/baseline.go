@@ -12,10 +12,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/runner"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
+	"github.com/gdrcheck/gdrcheck/suites"
 )
 
 func newBaselineCmd() *cobra.Command {
@@ -165,6 +167,9 @@ runs.`,
 					if err := json.Unmarshal(n.Evidence, &ev); err != nil {
 						return fmt.Errorf("%s: evidence of %s: %w", dir, n.Name, err)
 					}
+					if why := impossibleSample(n, &ev); why != "" {
+						return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: node %s: %s; a baseline is never proposed from it", dir, n.Name, why)}
+					}
 					f := runner.BaselineFacts(&ev, "")
 					if facts == nil {
 						facts = &f
@@ -222,6 +227,29 @@ func readResults(arg string) (*results.Results, error) {
 		return nil, &exitError{code: results.ExitUnevaluable, err: err}
 	}
 	return r, nil
+}
+
+// impossibleSample says why a bandwidth addSamples would take from a
+// node's runs cannot be right on that node (suites.Impossible against
+// nccl.BusBWLimit from its own evidence), for the first that cannot; ""
+// when all can. A results.json may come from anywhere, so it is judged
+// again here rather than trusted to have failed.
+func impossibleSample(n results.Node, ev *node.Evidence) string {
+	for _, r := range n.Runs {
+		if r.Error != "" || r.Mode != "direct" {
+			continue
+		}
+		limit := nccl.BusBWLimit(r.Op, ev)
+		if why := suites.Impossible(r.Op+"_perf busbw", r.BusBW, limit); why != "" {
+			return why
+		}
+		for _, p := range r.Points {
+			if why := suites.Impossible(fmt.Sprintf("%s_perf busbw at %s", r.Op, results.SizeString(p.Size)), p.BusBW, limit); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
 }
 
 // addSamples takes the metrics a baseline holds from one node's runs.

@@ -213,7 +213,7 @@ func TestATruncatedNCCLTestsOutputFailsTheRun(t *testing.T) {
 			}
 		}
 	}
-	if r.code != 1 || !strings.Contains(msg, "all_reduce_perf output is cut short; partial: ") || !strings.Contains(msg, "1 MiB") {
+	if r.code != 1 || !strings.Contains(msg, "all_reduce_perf output is cut short or damaged; partial: ") || !strings.Contains(msg, "1 MiB") {
 		t.Errorf("exit %d, %q; want 1 and the cut named with its last size", r.code, msg)
 	}
 }

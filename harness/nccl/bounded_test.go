@@ -130,13 +130,14 @@ func TestParseLogKeepsAClippedCopyOfALongLine(t *testing.T) {
 	}
 }
 
-// table is an nccl-tests output of n rows of size 8, with its footer.
+// table is an nccl-tests output of n rows of sizes 8, 16, 24 ... (a table
+// whose sizes only grow), with its footer.
 func table(n int) []byte {
 	var b bytes.Buffer
 	b.WriteString("# Collective test starting: all_reduce_perf\n")
 	b.WriteString("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n")
-	for range n {
-		b.WriteString("           8             2     float     sum      -1     9.86    0.00    0.00      0     9.64    0.00    0.00      0\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  %10d  %12d     float     sum      -1     9.86    0.00    0.00      0     9.64    0.00    0.00      0\n", 8*(i+1), 2*(i+1))
 	}
 	b.WriteString("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.00\n")
 	return b.Bytes()
@@ -157,7 +158,8 @@ func TestParseTestsKeepsAtMostMaxRowsAndSaysSo(t *testing.T) {
 	}
 }
 
-// rowsJSON is an nccl-tests -J document of n rows with the given row type.
+// rowsJSON is an nccl-tests -J document of n rows of growing sizes with
+// the given row type.
 func rowsJSON(n int, typ string) []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"args": ["./all_reduce_perf"], "nccl_version": 22803, "env": ["HOME=/root"], "results": [`)
@@ -165,7 +167,7 @@ func rowsJSON(n int, typ string) []byte {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		fmt.Fprintf(&b, `{"size": 8, "count": 2, "type": %q, "redop": "sum", "root": "-1", "in_place": {"time": 9.6, "alg_bw": 0, "bus_bw": 0, "nwrong": 0}}`, typ)
+		fmt.Fprintf(&b, `{"size": %d, "count": %d, "type": %q, "redop": "sum", "root": "-1", "in_place": {"time": 9.6, "alg_bw": 0, "bus_bw": 0, "nwrong": 0}}`, 8*(i+1), 2*(i+1), typ)
 	}
 	b.WriteString(`], "average_bus_bandwidth": {"bandwidth": 0}}`)
 	return b.Bytes()

@@ -154,21 +154,24 @@ func Measure(ctx context.Context, r Runner, p Plan, exp Expectation, why []strin
 }
 
 // BusBW is the run's bus bandwidth at the largest message size it
-// measured: NCCL reaches its bandwidth only with large messages (small ones
-// measure latency), and baselines state it there.
+// measured (TestsResult.Largest): NCCL reaches its bandwidth only with
+// large messages (small ones measure latency), and baselines state it
+// there.
 func (r Result) BusBW() float64 {
-	if r.Tests == nil || len(r.Tests.Rows) == 0 {
+	if r.Tests == nil {
 		return 0
 	}
-	return r.Tests.Rows[len(r.Tests.Rows)-1].BusBW()
+	row, _ := r.Tests.Largest()
+	return row.BusBW()
 }
 
 // LargestSize is the largest message size the run printed.
 func (r Result) LargestSize() int64 {
-	if r.Tests == nil || len(r.Tests.Rows) == 0 {
+	if r.Tests == nil {
 		return 0
 	}
-	return r.Tests.Rows[len(r.Tests.Rows)-1].Size
+	row, _ := r.Tests.Largest()
+	return row.Size
 }
 
 // Ratio compares a fallback with the direct run at the largest size both

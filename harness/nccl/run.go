@@ -178,11 +178,11 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 	case res.Tests == nil || len(res.Tests.Rows) == 0:
 		res.Err = fmt.Errorf("%s printed no result table%s", s.Binary, failureOrLast(res))
 	case res.Tests.Failed():
-		res.Err = fmt.Errorf("%s reported a failure%s", s.Binary, failureText(res.Tests))
+		res.Err = fmt.Errorf("%s reported a failure%s%s", s.Binary, failureText(res.Tests), partial)
 	case partial != "":
-		// Exit 0 and rows, but the table stops short: the sizes it
-		// did not reach are not measured, so this is no pass.
-		res.Err = fmt.Errorf("%s output is cut short%s", s.Binary, partial)
+		// Exit 0 and rows, but the table stops short or is damaged:
+		// the largest size measured is not known, so this is no pass.
+		res.Err = fmt.Errorf("%s output is cut short or damaged%s", s.Binary, partial)
 	}
 	return res
 }
@@ -270,6 +270,9 @@ func failureText(t *TestsResult) string {
 	}
 	if len(t.Failures) > 0 {
 		f := t.Failures[0]
+		if f.Kind == FailureWarn || f.Kind == FailureError {
+			return fmt.Sprintf(": NCCL %s on line %d inside the result table: %s", f.Kind, f.Line, strings.TrimSpace(f.Message))
+		}
 		return fmt.Sprintf(": Test %s failure %s %s", f.Kind, f.Where, strings.TrimSpace(f.Message))
 	}
 	if t.OutOfBounds != nil && *t.OutOfBounds > 0 {

@@ -232,7 +232,16 @@ func parseHeader(line string) (layout, bool) {
 //     nccl-tests prints "# Out of bounds values" and "# Avg bus bandwidth"
 //     after every table, so the run stopped or the output was trimmed;
 //   - there is no row and no failure line: the run stopped before its
-//     table, or this is an excerpt.
+//     table, or this is an excerpt;
+//   - inside a table (from its header to its footer) a size repeats or
+//     goes back within one sweep, or a line starts like a row and does
+//     not parse: a value not finite (inf, nan) or past int64, or NCCL's
+//     log interleaved into it. Then the largest size measured is not
+//     known, and comparing the row before it would judge a size the run
+//     did not stop at.
+//
+// An NCCL WARN line or error trace inside a table is a Failure (kinds
+// FailureWarn, FailureError): it happened while the sizes were measured.
 //
 // The reasons for a cut or an open table name the last row read ("the
 // table stops after the 2 KiB row (12 rows) ..."). Failures carry the
@@ -245,6 +254,7 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 	var libraryCode string
 	seen := false
 	rowsOpen, footers := 0, 0 // rows since the last "# Avg bus bandwidth" line, and those lines
+	var tab sweepTable
 	lr := newLines(r)
 	for {
 		b, ok := lr.Next()
@@ -258,15 +268,22 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 			}
 		}
 		if isLogLine(b) {
-			continue // NCCL's own log, interleaved with the table
+			// NCCL's own log, interleaved with the table: judged only
+			// where it breaks a row or warns inside the table.
+			res.tableLog(b, lr.N(), &tab, lay)
+			continue
 		}
 		line := string(b)
 		trimmed := strings.TrimSpace(line)
 		if strings.HasPrefix(trimmed, "#") {
 			if parseTestsComment(trimmed, lr.N(), res, &lay, &libraryCode) {
 				seen = true
-				if avgBusBWRe.MatchString(trimmed) {
+				switch {
+				case avgBusBWRe.MatchString(trimmed):
 					rowsOpen, footers = 0, footers+1
+					tab.end()
+				case strings.HasPrefix(strings.TrimLeft(trimmed, "# "), "size "):
+					tab.start()
 				}
 			}
 			continue
@@ -279,9 +296,10 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 		}
 		if len(trimmed) > maxText {
 			// No row is this long: keep it as unparsed if it starts like one.
-			if i := strings.IndexFunc(trimmed, unicode.IsSpace); i > 0 {
-				if _, err := strconv.ParseInt(trimmed[:i], 10, 64); err == nil {
-					res.addUnparsed(line)
+			if i := strings.IndexFunc(trimmed, unicode.IsSpace); i > 0 && rowStart([]string{trimmed[:i]}) {
+				res.addUnparsed(line)
+				if tab.open {
+					tab.damaged("line %d: %s is longer than any row: the row is not measured, so the largest size measured is not known", lr.N(), rowName(trimmed[:i]))
 				}
 			}
 			continue
@@ -290,15 +308,19 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 		if len(fields) == 0 {
 			continue
 		}
-		if _, err := strconv.ParseInt(fields[0], 10, 64); err != nil {
+		if !rowStart(fields) {
 			continue // prose, "...", launcher noise
 		}
 		row, ok := parseRow(fields, lay)
 		if !ok {
 			res.addUnparsed(line)
+			if tab.open {
+				tab.broken(fields, lay, lr.N(), false)
+			}
 			continue
 		}
 		res.addRow(row, lr.N())
+		tab.row(row, lr.N())
 		rowsOpen++
 		seen = true
 	}
@@ -315,7 +337,7 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 	if n := len(res.Rows); n > 0 {
 		last = lastRow(res.Rows[n-1].Size)
 	}
-	reasons := append(partialReasons(lr, "output", last), res.rowsOmitted()...)
+	reasons := append(append(partialReasons(lr, "output", last), res.rowsOmitted()...), tab.reasons()...)
 	switch {
 	case rowsOpen > 0 && footers == 0:
 		reasons = append(reasons, fmt.Sprintf(`the table stops after %s (%d rows) without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, last, rowsOpen))

@@ -101,7 +101,7 @@ func ParseTestsJSON(r io.Reader) (*TestsResult, error) {
 	if doc.bad != nil {
 		return nil, doc.bad
 	}
-	reasons := res.rowsOmitted()
+	reasons := append(res.rowsOmitted(), checkSweeps(res.Rows)...)
 	if stop != nil {
 		after := ""
 		if n := len(res.Rows); n > 0 {

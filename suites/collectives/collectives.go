@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
+	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
@@ -40,6 +41,9 @@ var _ = suites.Describe("collectives", func() {
 		for _, r := range direct(m) {
 			if r.Result.Err != nil {
 				bad = append(bad, r.Result.Err.Error())
+			}
+			if why := impossible(r, suites.Current().Evidence); why != "" {
+				bad = append(bad, why)
 			}
 		}
 		Expect(bad).To(suites.HaveNoFindings())
@@ -73,13 +77,25 @@ var _ = suites.Describe("collectives", func() {
 		}
 		var bad, measured []string
 		for _, r := range direct(m) {
-			if r.Result.Tests == nil || len(r.Result.Tests.Rows) == 0 {
+			t := r.Result.Tests
+			if t == nil || len(t.Rows) == 0 {
 				continue
 			}
 			measured = append(measured, results.BusBWMetric(r.Op))
+			if t.Partial {
+				// Which size is the largest measured is not known:
+				// comparing a smaller one judges a size the run
+				// did not stop at.
+				bad = append(bad, fmt.Sprintf("%s_perf busbw not compared: its table is partial: %s", r.Op, t.PartialReason))
+				continue
+			}
+			if impossible(r, suites.Current().Evidence) != "" {
+				bad = append(bad, fmt.Sprintf("%s_perf busbw not compared: it is above what the node's links can carry (see \"runs the collectives without errors\")", r.Op))
+				continue
+			}
 			// Compared at the largest size measured, where the
 			// baseline's by_size (or its expected value) applies.
-			last := r.Result.Tests.Rows[len(r.Result.Tests.Rows)-1]
+			last, _ := t.Largest()
 			metric := results.BusBWMetric(r.Op)
 			got := last.BusBW()
 			c, ok := suites.Compare(metric, got, last.Size)
@@ -96,6 +112,29 @@ var _ = suites.Describe("collectives", func() {
 		Expect(bad).To(suites.HaveNoFindings())
 	})
 })
+
+// impossible says why a run's bus bandwidth cannot be right on this node
+// (suites.Impossible against nccl.BusBWLimit), for its first row that
+// cannot; "" when every row can.
+func impossible(r nccl.Measured, ev *node.Evidence) string {
+	if r.Result.Tests == nil || ev == nil {
+		return ""
+	}
+	limit := nccl.BusBWLimit(r.Op, ev)
+	n, first := 0, ""
+	for _, row := range r.Result.Tests.Rows {
+		if why := suites.Impossible(fmt.Sprintf("%s_perf busbw at %s", r.Op, results.SizeString(row.Size)), row.BusBW(), limit); why != "" {
+			if n == 0 {
+				first = why
+			}
+			n++
+		}
+	}
+	if n > 1 {
+		first += fmt.Sprintf(" (and %d more sizes)", n-1)
+	}
+	return first
+}
 
 func direct(m *nccl.Measurements) []nccl.Measured {
 	var out []nccl.Measured
