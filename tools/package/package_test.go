@@ -90,7 +90,8 @@ func TestMakePackageBuildsPackagesThatInstall(t *testing.T) {
 		bin := filepath.Join(inst, BinaryPath)
 		args := []string{bin, "--version"}
 		if arch.goarch == "arm64" {
-			args = append([]string{"qemu-aarch64-static"}, args...)
+			// The cross toolchain's sysroot holds arm64's loader and libc.
+			args = append([]string{"qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu"}, args...)
 		}
 		lines := strings.Split(strings.TrimSpace(run(t, root, args[0], args[1:]...)), "\n")
 		if len(lines) != 2 || !strings.HasPrefix(lines[0], "gdrcheck v") || lines[1] != "commit "+wantCommit {
