@@ -38,6 +38,8 @@ Exit codes (every command that evaluates a node):
 		SilenceErrors: true,
 		Version:       version,
 	}
+	// The version and the commit it was built from, one per line.
+	cmd.SetVersionTemplate("gdrcheck {{.Version}}\ncommit " + commit + "\n")
 	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd(), newBaselineCmd(), newSubmitCmd(), newJobCmd(), newCollectCmd(), newUndrainCmd(), newReportCmd(), newCompareCmd(), newEmulatedRankCmd())
 	return cmd
 }
