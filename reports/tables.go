@@ -86,11 +86,7 @@ func SummaryTable(r *results.Results) Table {
 		}
 		for _, s := range n.Suites {
 			c := s.Counts()
-			status := "PASS"
-			if c.Failed > 0 {
-				status = "FAIL"
-			}
-			t.Rows = append(t.Rows, []string{nodeLabel(n), s.Name, strconv.Itoa(c.Passed), strconv.Itoa(c.Failed), strconv.Itoa(c.Skipped), status})
+			t.Rows = append(t.Rows, []string{nodeLabel(n), s.Name, strconv.Itoa(c.Passed), strconv.Itoa(c.Failed), strconv.Itoa(c.Skipped), s.Status()})
 		}
 	}
 	return t

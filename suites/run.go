@@ -103,7 +103,7 @@ func convert(r types.Report, areas []string) ([]results.Suite, error) {
 		}
 		sp := spec(sr)
 		if sp.State == results.StateSkipped && sp.Message == "" && setupFailed != "" {
-			sp.Message = "not run: " + setupFailed
+			sp.Message, sp.SkipKind = "not run: "+setupFailed, results.SkipCannotRun
 		}
 		s.Specs = append(s.Specs, sp)
 	}
@@ -154,6 +154,16 @@ func spec(sr types.SpecReport) results.Spec {
 		}
 		if m, ok := e.Value.GetRawValue().(results.Metric); ok {
 			sp.Metrics = append(sp.Metrics, m)
+		}
+	}
+	if sp.State == results.StateSkipped {
+		// A skip the suite did not classify (Ginkgo's own) changes no
+		// verdict.
+		sp.SkipKind = results.SkipNotApplicable
+		for _, e := range sr.ReportEntries {
+			if k, ok := e.Value.GetRawValue().(string); ok && e.Name == SkipKindEntry {
+				sp.SkipKind = k
+			}
 		}
 	}
 	for _, e := range sr.ReportEntries {

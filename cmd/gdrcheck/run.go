@@ -251,6 +251,9 @@ func (r *runOptions) config() (suites.Config, error) {
 }
 
 func readInventory(path string) (node.Inventory, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return node.Inventory{}, fmt.Errorf("--expect %s: is a directory; give the file gdrcheck inventory --format yaml wrote", path)
+	}
 	b, err := bounded.ReadFile(path, node.InventoryLimit)
 	if err != nil {
 		return node.Inventory{}, fmt.Errorf("--expect: %w", err)
@@ -275,6 +278,7 @@ func printTables(w io.Writer, res *results.Results, format string) error {
 			return err
 		}
 	}
+	reports.WriteSkips(w, res, format)
 	if res.Folded() {
 		fmt.Fprintln(w, "A node's full detail: gdrcheck report DIR --node NAME")
 	}
