@@ -90,7 +90,17 @@ func WriteSkips(w io.Writer, r *results.Results, format string) {
 		if format == FormatMarkdown {
 			line = markdownCell(line)
 		}
-		fmt.Fprintf(w, "%s%s\n", bullet, line)
+		if format == FormatMarkdown {
+			fmt.Fprintf(w, "%s%s\n", bullet, line)
+			continue
+		}
+		for i, part := range wrap(line, consoleWidth-4) {
+			if i > 0 {
+				bullet = "    "
+			}
+			fmt.Fprintf(w, "%s%s\n", bullet, part)
+		}
+		bullet = "  "
 	}
 	fmt.Fprintln(w)
 	un := r.CannotRun()
@@ -117,7 +127,11 @@ func WriteSkips(w io.Writer, r *results.Results, format string) {
 	if format == FormatMarkdown {
 		line = markdownCell(line)
 	}
-	fmt.Fprintf(w, "%s\n\n", line)
+	if format == FormatMarkdown {
+		fmt.Fprintf(w, "%s\n\n", line)
+		return
+	}
+	fmt.Fprintf(w, "%s\n\n", strings.Join(wrap(line, consoleWidth), "\n  "))
 }
 
 func plural(n int, word string) string {

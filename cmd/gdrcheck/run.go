@@ -33,6 +33,7 @@ type runOptions struct {
 	timeout        time.Duration
 	format         string
 	quiet          bool
+	verbose        bool
 	tcProps        bool
 	ncclDir        string
 	ncclTimeout    time.Duration
@@ -89,6 +90,7 @@ still reported, and the library's error with its likely cause).`,
 	f.DurationVar(&r.timeout, "timeout", time.Hour, "give up on the suites after this long")
 	f.StringVar(&r.format, "format", "text", "table format: text or markdown")
 	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress on stderr")
+	f.BoolVarP(&r.verbose, "verbose", "v", false, "also Ginkgo's own report on stderr: each failure with its source location (its skipped count includes the specs of suites not selected)")
 	f.BoolVar(&r.tcProps, "junit-testcase-properties", false, "add <properties> to JUnit testcases (Jenkins JUnit plugin keepProperties; not valid xUnit junit-10.xsd)")
 	f.StringVar(&r.ncclDir, "nccl-tests-dir", "", "`DIR` holding the cluster's nccl-tests binaries (all_reduce_perf...); default: PATH")
 	f.DurationVar(&r.ncclTimeout, "nccl-timeout", 10*time.Minute, "give up on one nccl-tests run after this long")
@@ -160,6 +162,9 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	if r.quiet {
 		progress = nil
 	}
+	if r.quiet && r.verbose {
+		return fmt.Errorf("--quiet and --verbose: give one")
+	}
 	selected := r.suites
 	if len(selected) == 0 {
 		selected = suites.Defaults()
@@ -181,6 +186,7 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 		NodeName:  r.nodeName,
 		Config:    cfg,
 		Progress:  progress,
+		Verbose:   r.verbose,
 		Timeout:   r.timeout,
 		Version:   version,
 		Args:      os.Args[1:],
@@ -277,6 +283,9 @@ func printTables(w io.Writer, res *results.Results, format string) error {
 		if err := t.Render(w, format); err != nil {
 			return err
 		}
+	}
+	if !res.Folded() {
+		reports.WriteFailures(w, res, format)
 	}
 	reports.WriteSkips(w, res, format)
 	if res.Folded() {
