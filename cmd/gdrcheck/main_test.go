@@ -177,7 +177,11 @@ func runFixtureWith(t *testing.T, launcher []string, name string, extra ...strin
 	v := verdicts{ExitCode: r.code, Status: n.Status, Reason: n.Reason}
 	for _, s := range n.Suites {
 		for _, sp := range s.Specs {
-			line := fmt.Sprintf("%s / %s: %s", s.Name, sp.Name, sp.State)
+			state := sp.State
+			if sp.SkipKind == results.SkipCannotRun {
+				state += ", cannot run here"
+			}
+			line := fmt.Sprintf("%s / %s: %s", s.Name, sp.Name, state)
 			if sp.State != results.StatePassed {
 				line += ": " + strings.SplitN(sp.Message, "\n", 2)[0]
 			}
