@@ -33,7 +33,8 @@ memory. Results are JUnit for Jenkins, results.json, and tables for people.
 Exit codes (every command that evaluates a node):
   0  every check passed
   1  a check failed
-  2  the node could not be evaluated (no driver, unreadable host, bad input)`,
+  2  the node could not be evaluated (no driver, unreadable host, bad input,
+     an unknown command or argument), or a selected suite could not run here`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,

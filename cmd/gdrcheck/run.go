@@ -76,7 +76,11 @@ and after it, compared with the run before (gdrcheck compare):
 Exit 0 when every spec passed, 1 when a spec failed, 2 when the node could
 not be evaluated (unreadable host, no GPU, bad input) or only in part (NVML,
 libcuda or libibverbs unusable: the verdicts sysfs and procfs allow are
-still reported, and the library's error with its likely cause).`,
+still reported, and the library's error with its likely cause), or when a
+selected suite could not run here (nccl-tests not installed: the run says
+what to install or which flag to set). A suite whose specs all skipped is
+SKIP; checks that do not apply to the node's shape (one GPU) leave the
+exit code alone.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return r.run(cmd, o) },
 	}
