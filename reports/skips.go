@@ -29,6 +29,10 @@ func skipGroups(r *results.Results) []skipGroup {
 			continue
 		}
 		for _, sr := range n.SkipReasons() {
+			if sr.Kind == "" {
+				// A results.json from before skips had kinds.
+				sr.Kind = results.SkipNotApplicable
+			}
 			k := [2]string{sr.Kind, sr.Message}
 			i, ok := at[k]
 			if !ok {
@@ -68,8 +72,8 @@ func WriteSkips(w io.Writer, r *results.Results, format string) {
 		bullet = "- "
 	}
 	kind := ""
-	for _, g := range groups {
-		if g.kind != kind || kind == "" {
+	for i, g := range groups {
+		if i == 0 || g.kind != kind {
 			kind = g.kind
 			title := "Skipped: does not apply here"
 			if kind == results.SkipCannotRun {
