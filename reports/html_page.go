@@ -16,7 +16,7 @@ import (
 var exitMeaning = map[int]string{
 	results.ExitPassed:      "every spec passed",
 	results.ExitFailed:      "a spec failed",
-	results.ExitUnevaluable: "a node could not be evaluated or never reported",
+	results.ExitUnevaluable: "a node could not be evaluated or never reported, or a selected suite could not run on it",
 }
 
 type htmlPage struct {
@@ -213,8 +213,11 @@ func newHTMLNode(n results.Node) htmlNode {
 				hn.Failures = append(hn.Failures, one)
 			}
 		}
-		if hs.Failed > 0 {
-			hs.Status, hs.Class = "FAIL", "bad"
+		switch s.Status() {
+		case results.SuiteFail:
+			hs.Status, hs.Class = results.SuiteFail, "bad"
+		case results.SuiteSkip:
+			hs.Status, hs.Class = results.SuiteSkip, "muted"
 		}
 		hn.Suites = append(hn.Suites, hs)
 	}

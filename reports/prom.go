@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,7 +45,7 @@ type promMetrics struct {
 	busbw, baselineRatio, baselineBand, ratioToDirect     *promVec
 	fallback, transport, grownErrors, errorDelta, traffic *promVec
 	scalingBusBW, scalingRatio, specFailures, specs       *promVec
-	scalingFallback, scalingTransport                     *promVec
+	scalingFallback, scalingTransport, suiteStatus        *promVec
 }
 
 // promVec is one gauge family; failures are kept for WritePrometheus.
@@ -113,6 +114,7 @@ func newPromMetrics() *promMetrics {
 	m.scalingTransport = m.vec("gdrcheck_scaling_transport_info", "The dominant transport class NCCL reported for a scaling run across nodes (NET/IB/GDRDMA, NET/IB, NET/Socket...) and its path verdict (value 1).", "op", "nodes", "transport", "path_verdict")
 	m.specFailures = m.vec("gdrcheck_spec_failures", "Specs of a suite that failed on the node.", "suite")
 	m.specs = m.vec("gdrcheck_specs", "Specs of a suite by state (passed, failed, skipped).", "suite", "state")
+	m.suiteStatus = m.vec("gdrcheck_suite_status", "A suite's status on the node: pass, fail, or skip where every spec skipped and nothing was proven (value 1); could_run is false where a skip said the suite could not run here (a tool missing...): the run exited 2.", "suite", "status", "could_run")
 	return m
 }
 
@@ -179,6 +181,7 @@ func (m *promMetrics) node(r *results.Results, n results.Node) {
 		for state, k := range map[string]int{results.StatePassed: c.Passed, results.StateFailed: c.Failed, results.StateSkipped: c.Skipped} {
 			m.specs.set(float64(k), name, s.Name, state)
 		}
+		m.suiteStatus.set(1, name, s.Name, strings.ToLower(s.Status()), strconv.FormatBool(!s.CannotRun()))
 	}
 }
 

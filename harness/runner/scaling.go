@@ -145,7 +145,7 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 		n.Facts = append(n.Facts, results.Fact{Name: "emulated", Value: "true"})
 	}
 	runs := scalingRuns(sc.Scaling, sc.Baseline, opt)
-	n.Suites, err = suites.Run(sc, suites.RunOptions{Ctx: opt.Ctx, Areas: []string{suites.ScalingArea}, Timeout: opt.Timeout, Progress: opt.Progress})
+	n.Suites, err = suites.Run(sc, suites.RunOptions{Ctx: opt.Ctx, Areas: []string{suites.ScalingArea}, Timeout: opt.Timeout, Progress: opt.Progress, Verbose: opt.Verbose})
 	if err != nil {
 		return nil, err
 	}
