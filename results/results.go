@@ -289,13 +289,3 @@ type Point struct {
 	TimeUS float64 `json:"time_us"`
 	Wrong  int64   `json:"wrong"`
 }
-
-// Band is the expectation a value was compared with: the baseline's
-// expected value and the bounds its tolerance allows.
-type Band struct {
-	Profile  string  `json:"profile"`
-	Metric   string  `json:"metric"`
-	Expected float64 `json:"expected"`
-	Low      float64 `json:"low"`
-	High     float64 `json:"high"`
-}

@@ -86,7 +86,7 @@ exit code alone.`,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&r.suites, "suites", nil, "comma-separated suites to run (default: all but container)")
-	f.StringVar(&r.out, "out", "gdrcheck-results", "write junit.xml and results.json into `DIR`")
+	f.StringVar(&r.out, "out", "gdrcheck-results", "write junit.xml, results.json and report.html into `DIR`")
 	f.StringVar(&r.nodeName, "node-name", "", "name of this node in the report (default: $SLURMD_NODENAME, then the host name)")
 	f.StringVar(&r.maxPath, "max-gdr-path", "PXB", "farthest GPU<->NIC PCIe path accepted for GPUDirect: PIX, PXB, PHB, NODE or SYS")
 	f.BoolVar(&r.allowCrossNUMA, "allow-cross-numa", false, "accept a GPU whose preferred NIC sits on another NUMA node")

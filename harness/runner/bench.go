@@ -129,7 +129,7 @@ func ncclRuns(m *nccl.Measurements, nodeName string, b *baseline.Baseline) []res
 		if b != nil && suite == "collectives" && len(run.Points) > 0 {
 			last := run.Points[len(run.Points)-1]
 			if c, ok := b.Compare(results.BusBWMetric(run.Op), last.BusBW, last.Size); ok {
-				run.Baseline = &results.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High}
+				run.Baseline = &results.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High, Direction: string(c.Direction)}
 			}
 		}
 		if haveDirect && suite == "negative" {

@@ -234,7 +234,7 @@ func scalingRuns(s *nccl.Scaling, b *baseline.Baseline, opt Options) []results.R
 		if b != nil && len(run.Points) > 0 {
 			last := run.Points[len(run.Points)-1]
 			if c, ok := b.Compare(results.MultiNodeBusBWMetric(len(r.Nodes)), last.BusBW, last.Size); ok {
-				run.Baseline = &results.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High}
+				run.Baseline = &results.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High, Direction: string(c.Direction)}
 			}
 		}
 		if opt.LogDir != "" && r.Result.LogFile != "" {
