@@ -31,6 +31,17 @@ type Cause struct {
 	Rep int
 }
 
+// Text is the cause as a person reads it: results.Node.Cause writes each
+// node's own name as {node}, so alike causes group; one node's name goes
+// back in, and for several the table's "which" column names them.
+func (c Cause) Text() string {
+	who := "(each)"
+	if len(c.Nodes) == 1 {
+		who = c.Nodes[0]
+	}
+	return strings.ReplaceAll(c.Cause, "{node}", who)
+}
+
 // Causes groups every failed, unevaluable and missing node by its cause
 // (results.Node.Cause), the causes with the most nodes first.
 func Causes(r *results.Results) []Cause {
@@ -84,7 +95,7 @@ func StatusCounts(r *results.Results) map[string]int {
 func CausesTable(r *results.Results) Table {
 	t := Table{Title: "Failing nodes by cause", Header: []string{"nodes", "cause", "which"}}
 	for _, c := range Causes(r) {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(len(c.Nodes)), c.Cause, hostlist.Compress(c.Nodes)})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(len(c.Nodes)), c.Text(), hostlist.Compress(c.Nodes)})
 	}
 	return t
 }

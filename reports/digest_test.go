@@ -30,3 +30,29 @@ func TestScalingTableFoldsAlikePairs(t *testing.T) {
 		t.Errorf("rows %q, want %q", got, want)
 	}
 }
+
+// A cause reads with the node's own name where one node has it: the
+// {node} that lets alike causes group is not for people.
+func TestACauseNamesItsOneNodeAndNoPlaceholder(t *testing.T) {
+	missing := func(name string) results.Node {
+		return results.Node{Name: name, Status: results.NodeMissing, Reason: "node " + name + " never reported (no results.json)"}
+	}
+	one := &results.Results{Nodes: []results.Node{missing("node4")}}
+	many := &results.Results{Nodes: []results.Node{missing("node4"), missing("node7")}}
+	for _, tc := range []struct {
+		r    *results.Results
+		want string
+	}{
+		{one, "missing: node node4 never reported"},
+		{many, "missing: node (each) never reported"},
+	} {
+		cs := Causes(tc.r)
+		if len(cs) != 1 {
+			t.Fatalf("causes %+v, want one", cs)
+		}
+		got := CausesTable(tc.r).Rows[0][1]
+		if !strings.HasPrefix(got, tc.want) || strings.Contains(got, "{node}") {
+			t.Errorf("cause %q, want it to start %q with no {node}", got, tc.want)
+		}
+	}
+}

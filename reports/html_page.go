@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -162,15 +163,21 @@ func newHTMLPage(r *results.Results) *htmlPage {
 		if len(c.Nodes) > 12 {
 			which = hostlist.Compress(c.Nodes)
 		}
-		p.Attention = append(p.Attention, htmlCause{Count: len(c.Nodes), Cause: c.Cause, Nodes: which, Href: "#node-" + strconv.Itoa(c.Rep)})
+		p.Attention = append(p.Attention, htmlCause{Count: len(c.Nodes), Cause: c.Text(), Nodes: which, Href: "#node-" + strconv.Itoa(c.Rep)})
 	}
 	p.Across = sizeCharts(r.Runs, true)
 	groups := scalingGroups(r.Runs)
 	if len(groups) > 0 {
 		p.Scaling = scalingCharts(groups)
 	}
-	// The tables gdrcheck run prints, in its order, GPUDirect RDMA among them.
-	for _, t := range ConsoleTables(r) {
+	// The tables gdrcheck run prints, in its order, GPUDirect RDMA among
+	// them. The console lists the failures (WriteFailures) for its 100
+	// columns; a page wraps cells, so they are a table after the summary.
+	tables := ConsoleTables(r)
+	if !r.Folded() {
+		tables = slices.Insert(tables, 1, FailuresTable(r))
+	}
+	for _, t := range tables {
 		if len(t.Rows) == 0 {
 			continue
 		}
