@@ -101,7 +101,7 @@ func newPromMetrics() *promMetrics {
 	m.bar1Free = m.vec("gdrcheck_gpu_bar1_free_bytes", "The GPU's BAR1 aperture not mapped when the evidence was collected, in bytes.", gpuLabels...)
 	m.busbw = m.vec("gdrcheck_busbw_bytes_per_second", "Bus bandwidth of a benchmark run at its largest message size (nccl-tests busbw; ib_write_bw's average for the fabric suite's loopback runs), in bytes per second.", runLabels...)
 	m.baselineRatio = m.vec("gdrcheck_busbw_baseline_ratio", "A run's bus bandwidth over the expected value of the baseline it was compared with.", runLabels...)
-	m.baselineBand = m.vec("gdrcheck_busbw_baseline_bytes_per_second", "The baseline band a run was compared with (bound expected, low, high), in bytes per second.", run("bound")...)
+	m.baselineBand = m.vec("gdrcheck_busbw_baseline_bytes_per_second", "The baseline band a run was compared with (bound expected, low, high; a one-sided baseline has only the bound on its side: low for higher-is-better), in bytes per second.", run("bound")...)
 	m.ratioToDirect = m.vec("gdrcheck_busbw_ratio_to_direct", "A forced fallback's bus bandwidth over the direct run's at the same message size.", runLabels...)
 	m.fallback = m.vec("gdrcheck_fallback_detected", "1 where NCCL's channel lines show a connection staged through the host or off RDMA, 0 where every connection took the direct path; forced modes (every mode but direct) are expected to show 1.", "suite", "op", "mode")
 	m.transport = m.vec("gdrcheck_nccl_transport_info", "The dominant transport class NCCL reported for a run (P2P/CUMEM, SHM, NET/IB/GDRDMA, NET/Socket...) and its path verdict (value 1).", "suite", "op", "mode", "transport", "path_verdict")
@@ -202,8 +202,17 @@ func (m *promMetrics) run(node string, run results.Run) {
 			m.baselineRatio.set(run.BusBW/b.Expected, labels...)
 		}
 		m.baselineBand.set(b.Expected*bps, with("expected")...)
-		m.baselineBand.set(b.Low*bps, with("low")...)
-		m.baselineBand.set(b.High*bps, with("high")...)
+		// A one-sided baseline is a bound, not a band of zero width:
+		// only its limit is exported, as the side it bounds.
+		switch {
+		case b.OneSided() && b.Direction == results.Lower:
+			m.baselineBand.set(b.Expected*bps, with("high")...)
+		case b.OneSided():
+			m.baselineBand.set(b.Expected*bps, with("low")...)
+		default:
+			m.baselineBand.set(b.Low*bps, with("low")...)
+			m.baselineBand.set(b.High*bps, with("high")...)
+		}
 	}
 	if run.RatioToDirect != nil {
 		m.ratioToDirect.set(*run.RatioToDirect, labels...)
