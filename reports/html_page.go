@@ -177,6 +177,7 @@ func newHTMLPage(r *results.Results) *htmlPage {
 	if !r.Folded() {
 		tables = slices.Insert(tables, 1, FailuresTable(r))
 	}
+	tables = append(tables, SkipsTable(r))
 	for _, t := range tables {
 		if len(t.Rows) == 0 {
 			continue

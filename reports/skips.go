@@ -144,3 +144,18 @@ func plural(n int, word string) string {
 	}
 	return word + "s"
 }
+
+// SkipsTable is WriteSkips for the HTML report: one row per distinct
+// reason, those that could not run first, so a page never shows a skipped
+// suite without saying why.
+func SkipsTable(r *results.Results) Table {
+	t := Table{Title: "Skipped, and why", Header: []string{"kind", "suites", "nodes", "specs", "reason"}}
+	for _, g := range skipGroups(r) {
+		kind := "does not apply here"
+		if g.kind == results.SkipCannotRun {
+			kind = "could not run here"
+		}
+		t.Rows = append(t.Rows, []string{kind, strings.Join(g.suites, ", "), hostlist.Compress(g.nodes), fmt.Sprint(g.count), firstLine(g.message)})
+	}
+	return t
+}
