@@ -31,15 +31,19 @@ const (
 
 // TestsResult is one nccl-tests run, from its text output or its -J JSON.
 type TestsResult struct {
-	Collective   string    `json:"collective"`              // "# Collective test starting: X", or the binary in the JSON args
-	TestsVersion string    `json:"tests_version,omitempty"` // "# nccl-tests version 2.19.6 ..."
-	NCCLVersion  string    `json:"nccl_version,omitempty"`  // "NCCL version 2.28.3+cuda13.0", else nccl-library=22803
-	CUDAVersion  string    `json:"cuda_version,omitempty"`  // the +cudaX.Y suffix of the NCCL version line
-	Devices      []Device  `json:"devices"`                 // "#  Rank  0 Group  0 Pid ..." lines
-	Rows         []Row     `json:"rows"`                    // the result table, in output order
-	OutOfBounds  *int      `json:"out_of_bounds"`           // "# Out of bounds values : N OK|FAILED"; nil when the line is missing
-	AvgBusBW     *float64  `json:"avg_busbw"`               // "# Avg bus bandwidth : X" in GB/s; nil when missing
-	Failures     []Failure `json:"failures"`                // "Test NCCL|CUDA failure", "Test failure", "# error:"; the first 256
+	Collective   string   `json:"collective"`              // "# Collective test starting: X", or the binary in the JSON args
+	TestsVersion string   `json:"tests_version,omitempty"` // "# nccl-tests version 2.19.6 ..."
+	NCCLVersion  string   `json:"nccl_version,omitempty"`  // "NCCL version 2.28.3+cuda13.0", else nccl-library=22803
+	CUDAVersion  string   `json:"cuda_version,omitempty"`  // the +cudaX.Y suffix of the NCCL version line
+	Devices      []Device `json:"devices"`                 // "#  Rank  0 Group  0 Pid ..." lines
+	Rows         []Row    `json:"rows"`                    // the result table, in output order
+	OutOfBounds  *int     `json:"out_of_bounds"`           // "# Out of bounds values : N OK|FAILED"; nil when the line is missing
+	AvgBusBW     *float64 `json:"avg_busbw"`               // "# Avg bus bandwidth : X" in GB/s; nil when missing
+	// Peak is PeakBusBW's busbw (GB/s), and PeakSize the size it was
+	// reached at: the number people compare. nil without rows.
+	Peak     *float64  `json:"peak_busbw,omitempty"`
+	PeakSize *int64    `json:"peak_size,omitempty"`
+	Failures []Failure `json:"failures"` // "Test NCCL|CUDA failure", "Test failure", "# error:"; the first 256
 	// Unparsed keeps the first 64 lines that started like a table row but
 	// did not parse, so damage in a recording is visible instead of
 	// silently dropped.
@@ -59,6 +63,9 @@ type TestsResult struct {
 	// (ParseTestsJSON). PartialReason says which, in one or more short
 	// sentences joined by "; ", naming the last size read ("the table
 	// stops after the 2 KiB row ..."). What was read is still returned.
+	// Prefix is the launcher or collector prefix the output's lines had,
+	// stripped before parsing (see LogSummary.Prefix).
+	Prefix        string `json:"prefix,omitempty"`
 	Partial       bool   `json:"partial"`
 	PartialReason string `json:"partial_reason,omitempty"`
 
@@ -345,8 +352,12 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 		reasons = append(reasons, fmt.Sprintf(`the last table stops after %s (%d rows in it) without its "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, last, rowsOpen))
 	case len(res.Rows) == 0 && len(res.Failures) == 0:
 		reasons = append(reasons, "no result row and no failure line: the run stopped before its table or the output is an excerpt")
+	case len(res.Rows) == 0:
+		reasons = append(reasons, "the run failed before its first result row")
 	}
 	res.setPartial(reasons)
+	res.Prefix = lr.Prefix()
+	res.setPeak()
 	return res, nil
 }
 
@@ -551,4 +562,13 @@ func versionFromCode(s string) string {
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
+}
+
+// setPeak sets Peak and PeakSize from the rows (see PeakBusBW).
+func (t *TestsResult) setPeak() {
+	if len(t.Rows) == 0 {
+		return
+	}
+	bw, size := t.PeakBusBW()
+	t.Peak, t.PeakSize = &bw, &size
 }

@@ -1,0 +1,77 @@
+package nccl
+
+import (
+	"bytes"
+	"regexp"
+)
+
+// Hints NCCL and its net plugins print in forms other than the per-HCA
+// "GPU Direct RDMA Disabled for HCA" line (log_classify.go).
+const (
+	// HintGDRDistance: NCCL will not use GPU Direct RDMA between a GPU and
+	// a NIC that are too far apart on PCIe: "GPU Direct RDMA Disabled for
+	// GPU 42000 / HCA 0 (distance 6 > 4)" (2.5+), "NET/IB : GPU Direct
+	// RDMA Disabled for GPU 2[2] / HCA 0 (distance 3 >= 2)" (2.4).
+	HintGDRDistance = "gdr-distance"
+	// HintOFIGDRDisabled: aws-ofi-nccl turned GDR off: "NET/OFI ...
+	// disabling GDR", "NET/OFI GDR disabled on GDR-supported instance".
+	HintOFIGDRDisabled = "ofi-gdr-disabled"
+	// HintNoRDMADevice: "NET/IB : No device found." in a log whose network
+	// is NET/Socket: NCCL saw no RDMA device at all.
+	HintNoRDMADevice = "no-rdma-device"
+)
+
+var (
+	gdrDistanceRe = regexp.MustCompile(`GPU Direct RDMA Disabled for GPU \S+ / HCA \S+ \(distance \d+ >=? \d+\)`)
+	ofiGDRRe      = regexp.MustCompile(`^NET/OFI .*(?:disabling GDR|GDR disabled)`)
+	txtIBNoDevice = []byte("NET/IB : No device found")
+)
+
+// otherHints looks for those hints in the message of an INFO or WARN line;
+// the no-device hint waits for the end of the log (finishHints).
+func (p *logParser) otherHints(msg []byte) {
+	switch {
+	case bytes.HasPrefix(msg, txtIBNoDevice):
+		if p.ibNoDevice == nil {
+			p.ibNoDevice, p.ibNoDeviceLine = bytes.Clone(msg), p.lineNo
+		}
+	case bytes.Contains(msg, txtGDR) && bytes.Contains(msg, []byte("(distance ")):
+		// Keyed apart from p.repeated, which info() uses to skip the
+		// line's GDRGPU record.
+		if key := HintGDRDistance + "\x00" + string(msg); gdrDistanceRe.Match(msg) && !p.repeated[key] {
+			p.hint(HintGDRDistance, msg)
+			p.repeated[key] = true
+		}
+	case bytes.HasPrefix(msg, []byte("NET/OFI ")) && ofiGDRRe.Match(msg):
+		p.hint(HintOFIGDRDisabled, msg)
+	}
+}
+
+// finishHints adds the no-device hint when the log fell back to sockets.
+func (p *logParser) finishHints() {
+	if p.ibNoDevice == nil {
+		return
+	}
+	// A single-node log also finds no device and opens a socket for its
+	// bootstrap: only sockets carrying connections say it fell back.
+	_, sockets := p.s.Transports[ClassNetSocket]
+	if sockets {
+		line := p.lineNo
+		p.lineNo = p.ibNoDeviceLine
+		p.hint(HintNoRDMADevice, p.ibNoDevice)
+		p.lineNo = line
+	}
+}
+
+// adviseOtherHints writes the advice of the hints above.
+func adviseOtherHints(h *Hint) {
+	switch h.Kind {
+	case HintGDRDistance:
+		h.Advice = "NCCL judged this GPU and NIC too far apart on PCIe for GPU Direct RDMA and stages their traffic through host memory: " +
+			"use the NIC nearest the GPU (nvidia-smi topo -m), or raise NCCL_NET_GDR_LEVEL if the platform carries peer traffic across that distance"
+	case HintOFIGDRDisabled:
+		h.Advice = "aws-ofi-nccl turned GPU Direct RDMA off, so traffic is staged through host memory: check that libfabric's provider (EFA) supports FI_HMEM with CUDA and that the plugin and libfabric versions match"
+	case HintNoRDMADevice:
+		h.Advice = "NCCL found no RDMA device and used TCP sockets: check that the RDMA driver (mlx5_ib, efa) is loaded, that /dev/infiniband is visible in the container, and that the net plugin (if any) loaded; `ibv_devices` should list the NICs"
+	}
+}
