@@ -6,6 +6,7 @@
 #   make run-scale  the faulted job on 64 nodes (RUN_NODES=N for another size)
 #   make build  bin/gdrcheck
 #   make build-all  bin/gdrcheck-linux-amd64 and bin/gdrcheck-linux-arm64 (GH200, GB200)
+#   make package  .deb and .rpm packages of those in dist/ (PKG_OUT=DIR for another)
 #   make bench  benchmarks (figures go in issue notes, not in timed tests)
 #   make fuzz   every fuzz target for FUZZTIME (30s) each: make fuzz FUZZTIME=5m
 #   make report-screenshot  render the HTML report in headless Chromium
@@ -18,8 +19,10 @@ export CGO_ENABLED := 1
 export CGO_CFLAGS := -Wno-deprecated-declarations
 
 GO      ?= go
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X main.version=$(VERSION)
+# The version is the module's, which go build stamps from git (the tag
+# HEAD is at, else a pseudo-version of the commit): cmd/gdrcheck/version.go.
+# -buildvcs=true overrides a GOFLAGS=-buildvcs=false in go env; a git
+# worktree (.git a file) is not stamped by Go, a clone is.
 BIN     := bin/gdrcheck
 NODES   := $(patsubst %.ttar,%,$(wildcard fixtures/nodes/*.ttar))
 # Debian packages the tests use: xmllint validates JUnit against the xUnit
@@ -31,8 +34,9 @@ NODES   := $(patsubst %.ttar,%,$(wildcard fixtures/nodes/*.ttar))
 # line it needs no binfmt_misc registration, which a container lacks, and
 # being static it pulls in no libraries of its own. prometheus ships
 # promtool, whose `check metrics` lints every Prometheus textfile the
-# tests write.
-DEBS    := libxml2-utils gcc gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static prometheus
+# tests write and whose `test rules` runs the alert rules over them. rpm
+# inspects the .rpm packages (dpkg-deb, dpkg's, the .deb).
+DEBS    := libxml2-utils gcc gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static prometheus rpm
 # The C compiler for each GOARCH build-all builds (Debian's names; on an
 # amd64 host the first is the native gcc).
 ARCHES   := amd64 arm64
@@ -44,14 +48,14 @@ CC_arm64 ?= aarch64-linux-gnu-gcc
 all: build
 
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gdrcheck
+	$(GO) build -trimpath -buildvcs=true -o $(BIN) ./cmd/gdrcheck
 
 # One binary per architecture, cgo cross-compiled and still dlopen only:
 # bin/gdrcheck-linux-<arch> links libc alone (NVML, libcuda and libibverbs
 # are opened when it runs), so it needs no NVIDIA library to build.
 build-all: $(ARCHES:%=build-linux-%)
 $(ARCHES:%=build-linux-%): build-linux-%: deps
-	GOOS=linux GOARCH=$* CC=$(CC_$*) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)-linux-$* ./cmd/gdrcheck
+	GOOS=linux GOARCH=$* CC=$(CC_$*) $(GO) build -trimpath -buildvcs=true -o $(BIN)-linux-$* ./cmd/gdrcheck
 
 deps:
 	@missing=""; for p in $(DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -65,8 +69,19 @@ vet:
 	if [ -n "$$unformatted" ]; then echo "gofmt needed:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
+# tools/package is a module of its own (nfpm stays out of gdrcheck's
+# dependencies): its test runs make package and installs the .deb.
 test: deps vet
 	$(GO) test -count=1 -timeout 30m ./...
+	cd tools/package && $(GO) vet ./... && $(GO) test -count=1 ./...
+
+# .deb and .rpm packages for every arch of build-all, made by nfpm as a
+# library (tools/package): the binary in /usr/bin, the example Slurm cron
+# job, the alert rules and the docs under /usr/share/doc/gdrcheck.
+PKG_OUT ?= dist
+.PHONY: package
+package: build-all
+	cd tools/package && $(GO) run . -root $(CURDIR) -out $(abspath $(PKG_OUT)) $(ARCHES:%=-arch %)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -131,7 +146,7 @@ run-scale: build
 	slurm/localcluster/make-run.sh --fault --nodes $(RUN_NODES)
 
 clean:
-	rm -rf bin out
+	rm -rf bin out dist
 
 # The HTML report in headless Chromium (issue 6 acceptance): renders
 # out/report.html from a results.json (the recorded 2 x H200 run by default)

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 
@@ -66,6 +67,41 @@ type band struct {
 	X, Y, W, H float64 // Low..High across the compared size
 	X2, ExpY   float64 // expected, from X to X2
 	Title      string
+	// Bound labels a one-sided baseline ("≥ 460"), drawn as a line at
+	// the limit, not as a band of zero width.
+	Bound string
+}
+
+// bandOf places a baseline across x0..x1; what names the run and where
+// ("all_reduce_perf at 16 GiB"). It returns the band and the words a
+// caption gives it.
+func bandOf(b *results.Band, x0, x1 float64, y func(float64) float64, what string) (band, string) {
+	if b.OneSided() {
+		bound := b.Bound() + " GB/s"
+		return band{X: x0, W: x1 - x0, X2: x1, Y: y(b.Expected), ExpY: y(b.Expected), Bound: b.Bound(),
+				Title: fmt.Sprintf("%s: baseline %s, %s", what, b.Profile, bound)},
+			fmt.Sprintf("baseline %s for %s: %s, a bound (dashed line)", b.Profile, what, bound)
+	}
+	return band{X: x0, W: x1 - x0, X2: x1, Y: y(b.High), H: y(b.Low) - y(b.High), ExpY: y(b.Expected),
+			Title: fmt.Sprintf("%s: baseline %s expected %s, band %s to %s GB/s", what, b.Profile, fixed(b.Expected, 2), fixed(b.Low, 2), fixed(b.High, 2))},
+		fmt.Sprintf("baseline %s for %s: expected %s GB/s (shaded %s to %s, dashed: expected)", b.Profile, what, fixed(b.Expected, 2), fixed(b.Low, 2), fixed(b.High, 2))
+}
+
+// bandLegend names what the bands of a chart are: bands, bounds or both.
+func bandLegend(bands []band) []legendItem {
+	var shaded, bound bool
+	for _, b := range bands {
+		shaded = shaded || b.Bound == ""
+		bound = bound || b.Bound != ""
+	}
+	var out []legendItem
+	if shaded {
+		out = append(out, legendItem{Name: "baseline band, expected", Color: "#2b8a3e", Band: true})
+	}
+	if bound {
+		out = append(out, legendItem{Name: "baseline bound", Color: "#2b8a3e", Dash: "5 3"})
+	}
+	return out
 }
 
 type axes struct {

@@ -21,9 +21,12 @@ type barRow struct {
 	Y, LabelY, H    float64
 	BW, CPU         bar
 	Verdict, VClass string // the negative spec's verdict on the mode
-	Error           string
-	Color           string
-	RatioText       string
+	// GDR is the GPUDirect RDMA proof's verdict on the mode it forces,
+	// shown apart from detection (gdrProof).
+	GDR, GClass string
+	Error       string
+	Color       string
+	RatioText   string
 }
 
 type bar struct {
@@ -64,13 +67,13 @@ func fallbackCharts(n results.Node) []*barChart {
 }
 
 func barChartOf(n results.Node, op string, runs []results.Run) *barChart {
-	const rowH, barH, top = 40.0, 22.0, 30.0
+	const rowH, barH, top = 46.0, 22.0, 30.0
 	c := &barChart{
 		Title:   op + ": direct vs forced fallback",
-		Caption: "Bus bandwidth at the largest message size each run reached, its ratio to the direct run, and the host CPU the run used. A forced fallback far below direct shows that gdrcheck can tell the paths apart.",
+		Caption: "Bus bandwidth at the largest message size each run reached, its ratio to the direct run, and the host CPU the run used. A forced fallback far below direct shows that gdrcheck can tell the paths apart (\"fallback detected\"); that says nothing of GPUDirect RDMA. Whether NCCL, forced onto the network, reached GPU memory through the NICs is the GPUDirect RDMA proof, shown apart on the mode it reads.",
 		W:       1000,
 	}
-	c.BW = panel{X: 190, W: 540, Top: top, Title: "busbw GB/s"}
+	c.BW = panel{X: 250, W: 480, Top: top, Title: "busbw GB/s"}
 	c.CPU = panel{X: 790, W: 190, Top: top, Title: "host CPU %"}
 	bwMax, cpuMax := 0.0, 0.0
 	for _, r := range runs {
@@ -98,6 +101,13 @@ func barChartOf(n results.Node, op string, runs []results.Run) *barChart {
 				row.Verdict = r.PathVerdict
 			}
 			row.VClass = cellClass(row.Verdict)
+			switch row.Verdict {
+			case "detected":
+				row.Verdict = "fallback detected"
+			case "NOT DETECTED":
+				row.Verdict = "fallback NOT DETECTED"
+			}
+			row.GDR, row.GClass = gdrProof(n, r.Mode)
 			if r.RatioToDirect != nil {
 				row.RatioText = fixed(*r.RatioToDirect, 3) + "× direct"
 			}

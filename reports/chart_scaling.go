@@ -182,8 +182,8 @@ func scalingCharts(groups []scaling) []*lineChart {
 			if b := p.Baseline; b != nil {
 				l := math.Log2(float64(p.Nodes))
 				x0, x1 := xAt(bw, l-0.12), xAt(bw, l+0.12)
-				bw.Bands = append(bw.Bands, band{X: x0, W: x1 - x0, X2: x1, Y: bwY(b.High), H: bwY(b.Low) - bwY(b.High), ExpY: bwY(b.Expected),
-					Title: fmt.Sprintf("%s on %s: baseline %s expected %s, band %s to %s GB/s", g.name(), nodesWord(p.Nodes), b.Profile, fixed(b.Expected, 2), fixed(b.Low, 2), fixed(b.High, 2))})
+				bd, _ := bandOf(b, x0, x1, bwY, g.name()+" on "+nodesWord(p.Nodes))
+				bw.Bands = append(bw.Bands, bd)
 			}
 			if !p.HasEff {
 				continue
@@ -200,14 +200,16 @@ func scalingCharts(groups []scaling) []*lineChart {
 		eff.Caption = append(eff.Caption, fmt.Sprintf("%s: %s %% at %s, relative to %s", g.name(), fixed(last.Efficiency, 1), nodesWord(last.Nodes), nodesWord(g.Ref)))
 	}
 	bw.Caption = []string{"Bus bandwidth is normalised for the rank count, so perfect scaling keeps it flat."}
-	if len(bw.Bands) > 0 {
-		bw.Caption = append(bw.Caption, "Shaded: the baseline band at each node count that has one; dashed: expected.")
+	for _, l := range bandLegend(bw.Bands) {
+		if l.Band {
+			bw.Caption = append(bw.Caption, "Shaded: the baseline band at each node count that has one; dashed: expected.")
+		} else {
+			bw.Caption = append(bw.Caption, "Dashed line: a one-sided baseline, the bound busbw must not fall below.")
+		}
 	}
 	eff.Caption = append(eff.Caption, "Efficiency is busbw over busbw at 2 nodes, the first count whose traffic crosses the network (or the fewest nodes run).")
 	bwLegend := append([]legendItem(nil), legend...)
-	if len(bw.Bands) > 0 {
-		bwLegend = append(bwLegend, legendItem{Name: "baseline band, expected", Color: "#2b8a3e", Band: true})
-	}
+	bwLegend = append(bwLegend, bandLegend(bw.Bands)...)
 	bw.legend(bwLegend, drawn(bw.Series, bw.Bands))
 	eff.legend(legend, drawn(eff.Series, []band{{X: eff.F.L, W: eff.F.W(), Y: eff.Refs[0].Y}}))
 	return []*lineChart{bw, eff}

@@ -179,11 +179,9 @@ func sizeChartOf(suite, op string, runs []results.Run, multiNode bool) *sizeChar
 		b := r.Baseline
 		at := float64(r.Points[len(r.Points)-1].Size)
 		x0, x1 := x(at/math.Sqrt2), min(x(at*math.Sqrt2), c.F.R)
-		c.Bands = append(c.Bands, band{
-			X: x0, W: x1 - x0, X2: x1, Y: y(b.High), H: y(b.Low) - y(b.High), ExpY: y(b.Expected),
-			Title: fmt.Sprintf("%s baseline %s at %s: expected %s, band %s to %s GB/s", name, b.Profile, results.SizeString(int64(at)), fixed(b.Expected, 2), fixed(b.Low, 2), fixed(b.High, 2)),
-		})
-		c.Caption = append(c.Caption, fmt.Sprintf("baseline %s for %s at %s: expected %s GB/s (shaded %s to %s, dashed: expected)", b.Profile, name, results.SizeString(int64(at)), fixed(b.Expected, 2), fixed(b.Low, 2), fixed(b.High, 2)))
+		bd, words := bandOf(b, x0, x1, y, name+" at "+results.SizeString(int64(at)))
+		c.Bands = append(c.Bands, bd)
+		c.Caption = append(c.Caption, words)
 	}
 	if len(c.Series) == 0 {
 		return nil
@@ -192,9 +190,7 @@ func sizeChartOf(suite, op string, runs []results.Run, multiNode bool) *sizeChar
 		more := len(legend) - (maxLegend - 1)
 		legend = append(legend[:maxLegend-1], legendItem{Name: fmt.Sprintf("and %d more", more)})
 	}
-	if len(c.Bands) > 0 {
-		legend = append(legend, legendItem{Name: "baseline band, expected", Color: "#2b8a3e", Band: true})
-	}
+	legend = append(legend, bandLegend(c.Bands)...)
 	c.legend(legend, drawn(c.Series, c.Bands))
 	return c
 }

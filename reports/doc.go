@@ -1,6 +1,7 @@
-// Package reports holds results.json, the one document a gdrcheck run
-// produces, and every view made from it: JUnit for Jenkins, comparison
-// tables for people. Views are pure functions of Results, so `gdrcheck
-// report` rebuilds them anywhere. This package imports neither the suites
-// nor the node collector: evidence arrives as opaque JSON.
+// Package reports holds every view made from results.json (package
+// results holds the document itself): JUnit for Jenkins, the HTML page,
+// markdown and text tables for people, Prometheus textfiles. Views are
+// pure functions of Results, so `gdrcheck report` rebuilds them anywhere.
+// This package imports neither the suites nor the node collector:
+// evidence arrives as opaque JSON.
 package reports

@@ -16,7 +16,7 @@ import (
 var exitMeaning = map[int]string{
 	results.ExitPassed:      "every spec passed",
 	results.ExitFailed:      "a spec failed",
-	results.ExitUnevaluable: "a node could not be evaluated or never reported",
+	results.ExitUnevaluable: "a node could not be evaluated or never reported, or a selected suite could not run on it",
 }
 
 type htmlPage struct {
@@ -58,16 +58,21 @@ type htmlCause struct {
 
 type htmlIndex struct {
 	Name, Class, Href string
+	Mark              string // the badge of a node that did not pass; empty when it passed
 }
 
 type htmlNode struct {
 	ID   string // anchor; names from results never become ids
 	Name string
 	// Size is how many nodes it stands for; Members names them.
-	Size     int
-	Members  string
-	Status   string
-	Class    string
+	Size    int
+	Members string
+	Status  string
+	Class   string
+	// Badge is the status in one word (nodeBadge), BadgeClass its colour.
+	Badge, BadgeClass string
+	// GDR is the node's GPUDirect RDMA row; nil with no RDMA NICs.
+	GDR      *htmlGDR
 	Reason   string
 	Profile  string
 	Facts    []results.Fact
@@ -127,8 +132,10 @@ func newHTMLPage(r *results.Results) *htmlPage {
 		p.NodeCount += k
 	}
 	p.Allocation = p.NodeCount < r.NodeCount()
+	gdr := gdrRows(r)
 	for i, n := range r.Nodes {
 		hn := newHTMLNode(n)
+		hn.GDR = gdrOf(n, gdr)
 		hn.ID = "node-" + strconv.Itoa(i)
 		c := hn.Counts
 		// Members share the representative's spec states.
@@ -140,8 +147,12 @@ func newHTMLPage(r *results.Results) *htmlPage {
 		p.Nodes = append(p.Nodes, hn)
 		if p.Folded {
 			class := hn.Class
+			mark := ""
+			if hn.BadgeClass != "good" {
+				mark = hn.Badge
+			}
 			for _, m := range n.Names() {
-				p.Index = append(p.Index, htmlIndex{Name: m, Class: class, Href: "#" + hn.ID})
+				p.Index = append(p.Index, htmlIndex{Name: m, Class: class, Href: "#" + hn.ID, Mark: mark})
 			}
 		}
 	}
@@ -158,12 +169,8 @@ func newHTMLPage(r *results.Results) *htmlPage {
 	if len(groups) > 0 {
 		p.Scaling = scalingCharts(groups)
 	}
-	// The tables gdrcheck run prints, in its order.
-	tables := []Table{SummaryTable(r), ScalingTable(r), FallbackTable(r), ComparisonTable(r), RDMATable(r), ContainerTable(r), CompareTable(r), FailuresTable(r)}
-	if p.Folded {
-		tables = ConsoleTables(r)
-	}
-	for _, t := range tables {
+	// The tables gdrcheck run prints, in its order, GPUDirect RDMA among them.
+	for _, t := range ConsoleTables(r) {
 		if len(t.Rows) == 0 {
 			continue
 		}
@@ -177,6 +184,7 @@ func newHTMLNode(n results.Node) htmlNode {
 		Name: n.Name, Status: n.Status, Reason: n.Reason, Counts: n.Counts(),
 		Profile: n.Profile, Class: "good", Size: n.Size(),
 	}
+	hn.Badge, hn.BadgeClass = nodeBadge(n)
 	if n.Size() > 1 {
 		hn.Name = nodeLabel(n)
 		hn.Members = hostlist.Compress(n.Names())
@@ -213,8 +221,11 @@ func newHTMLNode(n results.Node) htmlNode {
 				hn.Failures = append(hn.Failures, one)
 			}
 		}
-		if hs.Failed > 0 {
-			hs.Status, hs.Class = "FAIL", "bad"
+		switch s.Status() {
+		case results.SuiteFail:
+			hs.Status, hs.Class = results.SuiteFail, "bad"
+		case results.SuiteSkip:
+			hs.Status, hs.Class = results.SuiteSkip, "muted"
 		}
 		hn.Suites = append(hn.Suites, hs)
 	}

@@ -91,7 +91,7 @@ func TestHTMLOfTheRecordedH200RunDrawsEveryPlot(t *testing.T) {
 	if n := count(page, `<line class="expected" `); n != 6 { // 3 bands, 3 legend keys
 		t.Errorf("%d expected-value lines, want 6", n)
 	}
-	if !strings.Contains(allReduce, "direct baseline h200x2-nv18 at 2 GiB: expected 341.61, band 307.45 to 375.77 GB/s") {
+	if !strings.Contains(allReduce, "direct at 2 GiB: baseline h200x2-nv18 expected 341.61, band 307.45 to 375.77 GB/s") {
 		t.Error("all_reduce band does not say its profile and bounds")
 	}
 	if strings.Contains(svgs[2], `class="band"`) {
@@ -108,7 +108,7 @@ func TestHTMLOfTheRecordedH200RunDrawsEveryPlot(t *testing.T) {
 		`<g class="bar" data-mode="direct">`, `<g class="bar" data-mode="p2p-disabled">`, `<g class="bar" data-mode="p2p-shm-disabled">`,
 		">341.03 GB/s  ·  reference<", ">27.58 GB/s  ·  0.092× direct<", ">3.17 GB/s  ·  0.011× direct<",
 		">3.1 %<", ">2.8 %<", ">7.8 %<", ">host CPU %<",
-		`<tspan class="good">detected</tspan>`,
+		`<tspan class="good">fallback detected</tspan>`,
 	} {
 		if !strings.Contains(bars, want) {
 			t.Errorf("fallback bars lack %s", want)
@@ -328,7 +328,7 @@ func TestHTMLShowsFailuresAndNodesThatNeverReported(t *testing.T) {
 		"<strong>has no ACS redirect</strong>", "bridge 0000:37:00.0 has ACS ReqRedir&#43;\nsecond line", "suites/topology/topology.go:99", "lspci says so",
 		">missing<", "node never reported: step 3 killed by signal 9",
 		"<caption>Failures</caption>",
-		`<nav><a class="bad" href="#node-0">gpu01</a> <a class="bad" href="#node-1">gpu02</a>`, // the index marks each status
+		`<nav class="nodes"><a class="bad" href="#node-0">gpu01 <span class="mark">FAIL</span></a> <a class="bad" href="#node-1">gpu02 <span class="mark">MISSING</span></a>`, // the index marks each status
 		"<caption>Failing, unevaluable and missing nodes, by cause</caption>", "missing: node never reported: step 3 killed by signal 9",
 	} {
 		if !strings.Contains(page, want) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -44,6 +45,7 @@ type promMetrics struct {
 	busbw, baselineRatio, baselineBand, ratioToDirect     *promVec
 	fallback, transport, grownErrors, errorDelta, traffic *promVec
 	scalingBusBW, scalingRatio, specFailures, specs       *promVec
+	scalingFallback, scalingTransport, suiteStatus        *promVec
 }
 
 // promVec is one gauge family; failures are kept for WritePrometheus.
@@ -108,8 +110,11 @@ func newPromMetrics() *promMetrics {
 	m.traffic = m.vec("gdrcheck_fabric_traffic_bytes", "Bytes the node's RDMA NICs (those with data counters) sent and received during a run.", runLabels...)
 	m.scalingBusBW = m.vec("gdrcheck_scaling_busbw_bytes_per_second", "Bus bandwidth of the scaling suite's all_reduce across nodes at its largest message size, in bytes per second.", "op", "nodes")
 	m.scalingRatio = m.vec("gdrcheck_scaling_busbw_baseline_ratio", "A multi-node run's bus bandwidth over the expected value of its baseline.", "op", "nodes")
+	m.scalingFallback = m.vec("gdrcheck_scaling_fallback_detected", "1 where a scaling run across nodes had a connection staged through the host or off RDMA (NET/IB without GDRDMA, NET/Socket), 0 where every connection took the direct path the nodes' evidence expects.", "op", "nodes")
+	m.scalingTransport = m.vec("gdrcheck_scaling_transport_info", "The dominant transport class NCCL reported for a scaling run across nodes (NET/IB/GDRDMA, NET/IB, NET/Socket...) and its path verdict (value 1).", "op", "nodes", "transport", "path_verdict")
 	m.specFailures = m.vec("gdrcheck_spec_failures", "Specs of a suite that failed on the node.", "suite")
 	m.specs = m.vec("gdrcheck_specs", "Specs of a suite by state (passed, failed, skipped).", "suite", "state")
+	m.suiteStatus = m.vec("gdrcheck_suite_status", "A suite's status on the node: pass, fail, or skip where every spec skipped and nothing was proven (value 1); could_run is false where a skip said the suite could not run here (a tool missing...): the run exited 2.", "suite", "status", "could_run")
 	return m
 }
 
@@ -176,6 +181,7 @@ func (m *promMetrics) node(r *results.Results, n results.Node) {
 		for state, k := range map[string]int{results.StatePassed: c.Passed, results.StateFailed: c.Failed, results.StateSkipped: c.Skipped} {
 			m.specs.set(float64(k), name, s.Name, state)
 		}
+		m.suiteStatus.set(1, name, s.Name, strings.ToLower(s.Status()), strconv.FormatBool(!s.CannotRun()))
 	}
 }
 
@@ -222,9 +228,29 @@ func (m *promMetrics) run(node string, run results.Run) {
 	}
 }
 
-// scaling renders the runs across nodes, the allocation's.
+// scaling renders the runs across nodes, the allocation's: the bandwidth
+// of those that measured some, and the path of those across two nodes or
+// more, the only direct runs whose traffic goes through the NICs (a
+// node's own direct runs stay on NVLink or PCIe). The scaling suite's
+// runs are 1, 2, 4 ... N nodes, so log2(N)+1 of them; the pairwise runs,
+// one per node, are left out.
 func (m *promMetrics) scaling(runs []results.Run) {
 	for _, run := range runs {
+		if run.Suite != scaleSuite {
+			continue
+		}
+		labels := []string{results.AllocationNode, run.Op, strconv.Itoa(len(run.Nodes))}
+		if len(run.Nodes) >= 2 {
+			switch run.PathVerdict {
+			case results.PathDirect:
+				m.scalingFallback.set(0, labels...)
+			case results.PathFallback:
+				m.scalingFallback.set(1, labels...)
+			}
+			if run.Transport != "" {
+				m.scalingTransport.set(1, append(labels, run.Transport, orUnknown(run.PathVerdict))...)
+			}
+		}
 		if !scalingMeasured(run) {
 			continue
 		}
@@ -233,7 +259,6 @@ func (m *promMetrics) scaling(runs []results.Run) {
 			m.errs = append(m.errs, fmt.Errorf("%s run of %s on %d nodes: %w", run.Suite, run.Op, len(run.Nodes), err))
 			continue
 		}
-		labels := []string{results.AllocationNode, run.Op, strconv.Itoa(len(run.Nodes))}
 		m.scalingBusBW.set(run.BusBW*bps, labels...)
 		if b := run.Baseline; b != nil && b.Expected > 0 {
 			m.scalingRatio.set(run.BusBW/b.Expected, labels...)
@@ -241,10 +266,14 @@ func (m *promMetrics) scaling(runs []results.Run) {
 	}
 }
 
+// scaleSuite is the Suite of the scaling suite's runs across 1, 2, 4 ...
+// N nodes in results.json (harness/nccl's KindScale).
+const scaleSuite = "scale"
+
 // scalingMeasured says a run is one of the scaling suite's across nodes
 // and measured something.
 func scalingMeasured(run results.Run) bool {
-	return run.Suite == "scale" && (len(run.Points) > 0 || run.BusBW != 0)
+	return run.Suite == scaleSuite && (len(run.Points) > 0 || run.BusBW != 0)
 }
 
 func orUnknown(s string) string {

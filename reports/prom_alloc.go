@@ -18,7 +18,7 @@ import (
 // rejects the scrape whole. So every family here is bounded whatever the
 // node count: nodes counted by status, failing suite, mechanism, profile
 // and driver, specs summed, the scaling runs and the allocation's own
-// specs, and the worst outliers the scaling suite named: 536 series at
+// specs, and the worst outliers the scaling suite named: 664 series at
 // most with the bounds below (a job's usual file has about 60).
 //
 // Every series is node="allocation", as the scaling series always were:
@@ -328,17 +328,17 @@ func compareOutliers(a, b outlier) int {
 }
 
 // scalingRuns are the runs the scaling series render: at most
-// maxScalingRuns, their op made a label value.
+// maxScalingRuns, their op and transport made label values.
 func scalingRuns(runs []results.Run) []results.Run {
 	var out []results.Run
 	for _, run := range runs {
-		if !scalingMeasured(run) {
+		if run.Suite != scaleSuite {
 			continue
 		}
 		if len(out) == maxScalingRuns {
 			break
 		}
-		run.Op = labelValue(run.Op)
+		run.Op, run.Transport = labelValue(run.Op), labelValue(run.Transport)
 		out = append(out, run)
 	}
 	return out

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -87,11 +86,7 @@ func SummaryTable(r *results.Results) Table {
 		}
 		for _, s := range n.Suites {
 			c := s.Counts()
-			status := "PASS"
-			if c.Failed > 0 {
-				status = "FAIL"
-			}
-			t.Rows = append(t.Rows, []string{nodeLabel(n), s.Name, strconv.Itoa(c.Passed), strconv.Itoa(c.Failed), strconv.Itoa(c.Skipped), status})
+			t.Rows = append(t.Rows, []string{nodeLabel(n), s.Name, strconv.Itoa(c.Passed), strconv.Itoa(c.Failed), strconv.Itoa(c.Skipped), s.Status()})
 		}
 	}
 	return t
@@ -304,24 +299,8 @@ func ScalingTable(r *results.Results) Table {
 // maxPairRows is how many pair rows the scaling table shows one by one.
 const maxPairRows = 16
 
-// pathOf names how a run's data moved: between nodes, the network
-// classes NCCL used (inside each node P2P outnumbers them); on one node,
-// its dominant class.
-func pathOf(run results.Run) string {
-	if len(run.Nodes) >= 2 {
-		var net []string
-		for c := range run.Transports {
-			if strings.HasPrefix(c, "NET/") || c == "CollNet" {
-				net = append(net, c)
-			}
-		}
-		if len(net) > 0 {
-			sort.Strings(net)
-			return strings.Join(net, "+")
-		}
-	}
-	return dash(run.Transport)
-}
+// pathOf names how a run's data moved (results.Run.PathTransport).
+func pathOf(run results.Run) string { return dash(run.PathTransport()) }
 
 // The spec names GDRTable reads its verdicts from.
 const (

@@ -153,6 +153,9 @@ func foldKey(n Node) string {
 			b.WriteString(sp.Name)
 			b.WriteByte('=')
 			b.WriteString(sp.State)
+			if sp.SkipKind == SkipCannotRun {
+				b.WriteString("+" + SkipCannotRun)
+			}
 			if len(sp.Warnings()) > 0 {
 				b.WriteString("+warning")
 			}
@@ -164,11 +167,16 @@ func foldKey(n Node) string {
 }
 
 // Lite keeps of a node what a per-node verdict needs: name, status,
-// reason, times, facts, and each failed spec with its message, location
-// and the start of its output (MaxLiteOutput).
+// reason, times, facts, each failed spec with its message, location
+// and the start of its output (MaxLiteOutput), and each suite that could
+// not run with its skips (the exit code reads them).
 func (n Node) Lite() Node {
 	l := Node{Name: n.Name, Status: n.Status, Reason: n.Reason, Facts: n.Facts, Profile: n.Profile, Started: n.Started, Finished: n.Finished}
 	for _, s := range n.Suites {
+		if s.CannotRun() {
+			l.Suites = append(l.Suites, s)
+			continue
+		}
 		var failed []Spec
 		for _, sp := range s.Specs {
 			if !sp.Failed() {

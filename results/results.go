@@ -95,10 +95,15 @@ type Suite struct {
 
 // Spec is one It, or a failed setup node.
 type Spec struct {
-	Name     string   `json:"name"` // stable: no labels, no node type
-	State    string   `json:"state"`
-	Duration float64  `json:"duration_s"`
-	Message  string   `json:"message,omitempty"` // failure or skip reason
+	Name     string  `json:"name"` // stable: no labels, no node type
+	State    string  `json:"state"`
+	Duration float64 `json:"duration_s"`
+	Message  string  `json:"message,omitempty"` // failure or skip reason
+	// SkipKind says why a skipped spec did not run: SkipNotApplicable
+	// (the node's shape or the operator's settings rule it out) or
+	// SkipCannotRun (it applies, but a tool, permission or driver was
+	// missing here); empty for a spec that ran.
+	SkipKind string   `json:"skip_kind,omitempty"`
 	Location string   `json:"location,omitempty"`
 	Output   string   `json:"output,omitempty"` // diagnostics captured for failures
 	Metrics  []Metric `json:"metrics,omitempty"`
@@ -181,7 +186,9 @@ const (
 )
 
 // ExitCode is 2 if any node could not be evaluated, else 1 if any spec
-// failed, else 0.
+// failed, else 2 if a selected suite could not run on a node
+// (Suite.CannotRun: nccl-tests missing...), else 0. A failure outranks a
+// suite that could not run: the node is known bad either way.
 func (r *Results) ExitCode() int {
 	code := ExitPassed
 	for _, n := range r.Nodes {
@@ -191,6 +198,9 @@ func (r *Results) ExitCode() int {
 		if n.Counts().Failed > 0 {
 			code = ExitFailed
 		}
+	}
+	if code == ExitPassed && len(r.CannotRun()) > 0 {
+		return ExitUnevaluable
 	}
 	return code
 }
@@ -278,14 +288,4 @@ type Point struct {
 	AlgBW  float64 `json:"algbw_gbps"`
 	TimeUS float64 `json:"time_us"`
 	Wrong  int64   `json:"wrong"`
-}
-
-// Band is the expectation a value was compared with: the baseline's
-// expected value and the bounds its tolerance allows.
-type Band struct {
-	Profile  string  `json:"profile"`
-	Metric   string  `json:"metric"`
-	Expected float64 `json:"expected"`
-	Low      float64 `json:"low"`
-	High     float64 `json:"high"`
 }

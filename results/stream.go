@@ -180,6 +180,11 @@ func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
 	if err != nil {
 		var at *offsetError
 		if errors.As(err, &at) {
+			if !startsJSON(f) {
+				// YAML, a log: the JSON decoder's "invalid character
+				// 'o' in literal null" would say nothing to a user.
+				return nil, fmt.Errorf("reading %s: not a results.json: it is not JSON (gdrcheck run --out DIR writes DIR/results.json)", path)
+			}
 			line, col := lineCol(f, at.off)
 			return nil, fmt.Errorf("reading %s:%d:%d: %w", path, line, col, at.err)
 		}
@@ -374,4 +379,13 @@ func ReadSlim(path string) (*Results, error) {
 	}
 	r.Nodes = nodes
 	return r, nil
+}
+
+// startsJSON says the file's first byte past white space opens a JSON
+// object, as a results.json does.
+func startsJSON(f *os.File) bool {
+	b := make([]byte, 512)
+	n, _ := f.ReadAt(b, 0)
+	t := bytes.TrimLeft(b[:n], " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
@@ -41,7 +40,7 @@ func Profile() string {
 func RequireBaseline(metrics ...string) {
 	c := Current()
 	if c.Baseline == nil && c.BaselineUnknowable {
-		ginkgo.Skip(baselineAbsence(c))
+		CannotRun(baselineAbsence(c))
 	}
 	if c.Baseline == nil && c.Config.AllowMissingBaseline {
 		Note("not compared: %s", baselineAbsence(c))

@@ -109,7 +109,7 @@ func TestMatchInventory(t *testing.T) {
 // the proprietary modules rule out DMA-BUF, the missing peer-memory client
 // nvidia_peermem.
 var (
-	proprietary  = []node.Fact{{Name: "NVIDIA kernel modules", Found: "proprietary", Need: "open"}}
+	proprietary  = []node.Fact{{Name: "NVIDIA kernel module flavour", Found: "proprietary", Need: "open"}}
 	unregistered = []node.Fact{
 		{Name: "nvidia_peermem", Found: "loaded", Need: "loaded", OK: true},
 		{Name: "peer-memory registration", Found: "no memory_peers client", Need: "memory_peers/nv_mem (MLNX_OFED/DOCA-OFED ib_core)"},
@@ -121,11 +121,11 @@ func TestHaveAWorkingMechanism(t *testing.T) {
 	check(t, node.MechanismVerdict{Mechanism: node.MechanismPeermem, DecidedBy: "compatibility", DMABuf: proprietary}, suites.HaveAWorkingMechanism(), true, "")
 	check(t, node.MechanismVerdict{Mechanism: node.MechanismNone, DecidedBy: "registration", DMABuf: proprietary, Peermem: unregistered},
 		suites.HaveAWorkingMechanism(), false,
-		"no GPUDirect peer-memory mechanism works: no GPU buffer registered with its rail NIC on either path; DMA-BUF: NVIDIA kernel modules is proprietary, need open; peermem: peer-memory registration is no memory_peers client, need memory_peers/nv_mem (MLNX_OFED/DOCA-OFED ib_core)")
+		"no GPUDirect peer-memory mechanism works: no GPU buffer registered with its rail NIC on either path; DMA-BUF: NVIDIA kernel module flavour is proprietary, need open; peermem: peer-memory registration is no memory_peers client, need memory_peers/nv_mem (MLNX_OFED/DOCA-OFED ib_core)")
 	check(t, node.MechanismVerdict{Mechanism: node.MechanismNone, DecidedBy: "compatibility", DMABuf: proprietary,
 		Peermem: []node.Fact{{Name: "nvidia_peermem", Found: "not loaded", Need: "loaded"}}},
 		suites.HaveAWorkingMechanism(), false,
-		"no GPUDirect peer-memory mechanism works: DMA-BUF: NVIDIA kernel modules is proprietary, need open; peermem: nvidia_peermem is not loaded, need loaded")
+		"no GPUDirect peer-memory mechanism works: DMA-BUF: NVIDIA kernel module flavour is proprietary, need open; peermem: nvidia_peermem is not loaded, need loaded")
 }
 
 func TestHaveLibcuda(t *testing.T) {

@@ -1,7 +1,6 @@
 package suites
 
 import (
-	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
@@ -20,6 +19,6 @@ func Measurements() *nccl.Measurements {
 	if c.Config.RequireNCCLTests && !c.NCCLBlocked {
 		gomega.Expect(c).To(HaveNCCLRuns())
 	}
-	ginkgo.Skip(ncclAbsence(c))
+	CannotRun(ncclAbsence(c))
 	return nil
 }

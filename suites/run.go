@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -22,7 +23,12 @@ type RunOptions struct {
 	Ctx      context.Context
 	Areas    []string      // labels to run; never empty
 	Timeout  time.Duration // the whole run; zero keeps Ginkgo's default
-	Progress io.Writer     // Ginkgo's running commentary; nil discards it
+	Progress io.Writer     // where Verbose writes Ginkgo's report; nil discards it
+	// Verbose writes Ginkgo's own report to Progress: each failure with
+	// its source location, relative to the module. Its skipped count
+	// includes the specs of areas not selected, so without it Ginkgo
+	// says nothing and the summary table's count is the only one.
+	Verbose bool
 }
 
 // Run runs the areas' specs against c and returns them as results suites:
@@ -42,9 +48,9 @@ func Run(c *Context, opt RunOptions) ([]results.Suite, error) {
 	rc := types.NewDefaultReporterConfig()
 	rc.NoColor = true
 	rc.Succinct = true
-	w := opt.Progress
-	if w == nil {
-		w = io.Discard
+	var w io.Writer = io.Discard
+	if opt.Verbose && opt.Progress != nil {
+		w = relativeWriter{opt.Progress}
 	}
 	formatter.ColorableStdOut = w
 	ginkgo.RunSpecs(&fakeT{}, "gdrcheck", sc, rc)
@@ -103,7 +109,7 @@ func convert(r types.Report, areas []string) ([]results.Suite, error) {
 		}
 		sp := spec(sr)
 		if sp.State == results.StateSkipped && sp.Message == "" && setupFailed != "" {
-			sp.Message = "not run: " + setupFailed
+			sp.Message, sp.SkipKind = "not run: "+setupFailed, results.SkipCannotRun
 		}
 		s.Specs = append(s.Specs, sp)
 	}
@@ -142,7 +148,7 @@ func spec(sr types.SpecReport) results.Spec {
 	if sr.State != types.SpecStatePassed {
 		sp.Message = sr.Failure.Message
 		if sr.State.Is(types.SpecStateFailureStates) {
-			sp.Location = sr.Failure.Location.String()
+			sp.Location = relative(sr.Failure.Location.String())
 		}
 	}
 	if sr.State.Is(types.SpecStateFailureStates) {
@@ -154,6 +160,16 @@ func spec(sr types.SpecReport) results.Spec {
 		}
 		if m, ok := e.Value.GetRawValue().(results.Metric); ok {
 			sp.Metrics = append(sp.Metrics, m)
+		}
+	}
+	if sp.State == results.StateSkipped {
+		// A skip the suite did not classify (Ginkgo's own) changes no
+		// verdict.
+		sp.SkipKind = results.SkipNotApplicable
+		for _, e := range sr.ReportEntries {
+			if k, ok := e.Value.GetRawValue().(string); ok && e.Name == SkipKindEntry {
+				sp.SkipKind = k
+			}
 		}
 	}
 	for _, e := range sr.ReportEntries {
@@ -178,4 +194,24 @@ func state(s types.SpecState) string {
 		return results.StateFailed
 	}
 	return s.String() // panicked, interrupted, aborted, timedout
+}
+
+// modulePrefix is what a -trimpath build writes before a source file of
+// this module: "github.com/gdrcheck/gdrcheck/".
+var modulePrefix = strings.TrimSuffix(reflect.TypeOf(Context{}).PkgPath(), "suites")
+
+// relative makes a source location relative to the module:
+// "suites/kernel/kernel.go:41".
+func relative(loc string) string {
+	return strings.ReplaceAll(loc, modulePrefix, "")
+}
+
+// relativeWriter writes Ginkgo's report with its locations relative.
+type relativeWriter struct{ w io.Writer }
+
+func (r relativeWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, relative(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

@@ -36,7 +36,7 @@ var _ = ginkgo.AfterSuite(func() {
 // told once, by the AfterSuite.
 func SkipWithout(source, what string) {
 	if p, ok := Evidence().Unusable(source); ok {
-		ginkgo.Skip(what + ", which could not be used: " + p.Message)
+		CannotRun(what + ", which could not be used: " + p.Message)
 	}
 }
 
@@ -44,6 +44,6 @@ func SkipWithout(source, what string) {
 // report it still writes lists them all, each saying why it did not run.
 var _ = ginkgo.BeforeEach(func() {
 	if err := Current().Interrupted(); err != nil {
-		ginkgo.Skip("not run: " + err.Error())
+		CannotRun("not run: " + err.Error())
 	}
 })

@@ -114,16 +114,8 @@ the same, 1 when they differ.`,
 // resolveBaseline reads a baseline file, or finds a profile by name.
 func resolveBaseline(arg string, load func() (*baseline.Store, error)) (*baseline.Baseline, error) {
 	if strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
-		s, err := baseline.LoadFS(os.DirFS(filepath.Dir(arg)), ".")
-		if err != nil {
-			return nil, err
-		}
-		for _, b := range s.Baselines() {
-			if filepath.Base(b.File) == filepath.Base(arg) {
-				return b, nil
-			}
-		}
-		return nil, fmt.Errorf("%s: not a baseline file", arg)
+		// The named file alone: the others beside it are not asked about.
+		return baseline.ReadFile(arg)
 	}
 	s, err := load()
 	if err != nil {

@@ -17,9 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 // exitError carries an exit code through cobra's error return.
 type exitError struct {
 	code int

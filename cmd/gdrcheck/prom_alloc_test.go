@@ -3,11 +3,8 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/gdrcheck/gdrcheck/results"
@@ -133,39 +130,29 @@ func countStatus(res *results.Results, status string) int {
 	return n
 }
 
-// The README's job alert, run by promtool test rules: a job's file stays on
-// the node that led it, so a failed job is alerted on until a newer job,
-// led from another node, passes; a newer one that cannot be evaluated is
+// The job alert, run by promtool test rules: a job's file stays on the
+// node that led it, so a failed job is alerted on until a newer job, led
+// from another node, passes; a newer one that cannot be evaluated is
 // alerted on again, by its own id.
-func TestTheREADMEsJobAlertJudgesTheNewestJob(t *testing.T) {
-	rules := readmeRules(t)
+func TestTheJobAlertJudgesTheNewestJob(t *testing.T) {
+	rules := onlyRule(shippedRules(t), "GdrcheckJobFailed")
 	leader := func(instance, id, verdict, from string, end int) string {
 		labels := fmt.Sprintf(`instance="%s:9100",job="node",node="allocation"`, instance)
 		return fmt.Sprintf(`      - series: 'gdrcheck_job_verdict_info{%s,job_id="%s",verdict="%s"}'
-        values: '%s1x20'
+        values: '%s1x80'
       - series: 'gdrcheck_job_end_timestamp_seconds{%s}'
-        values: '%s%dx20'
+        values: '%s%dx80'
 `, labels, id, verdict, from, labels, from, end)
 	}
-	alert := func(at, instance, id, verdict string) string {
-		if instance == "" {
-			return fmt.Sprintf("      - {eval_time: %s, alertname: GdrcheckJobFailed, exp_alerts: []}\n", at)
-		}
-		return fmt.Sprintf(`      - eval_time: %s
-        alertname: GdrcheckJobFailed
-        exp_alerts:
-          - exp_labels: {instance: "%s:9100", job: node, node: allocation, job_id: "%s", verdict: %s}
-            exp_annotations: {summary: "gdrcheck job %s: %s; the nodes' own series say which"}
-`, at, instance, id, verdict, id, verdict)
+	failed := func(instance, id, verdict string) []alert {
+		return []alert{{"GdrcheckJobFailed", map[string]string{"instance": instance + ":9100", "job": "node", "node": "allocation", "job_id": id, "verdict": verdict}}}
 	}
-	test := "rule_files: [" + strconv.Quote(rules) + "]\nevaluation_interval: 1m\ntests:\n  - interval: 1m\n    input_series:\n" +
-		leader("gpu01", "100", "fail", "", 1000) + leader("gpu05", "101", "pass", "_x10 ", 2000) + leader("gpu09", "102", "unevaluable", "_x15 ", 3000) +
-		"    alert_rule_test:\n" + alert("5m", "gpu01", "100", "fail") + alert("12m", "", "", "") + alert("18m", "gpu09", "102", "unevaluable")
-	path := filepath.Join(t.TempDir(), "job-alert-test.yml")
-	if err := os.WriteFile(path, []byte(test), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("promtool", "test", "rules", path).CombinedOutput(); err != nil || !strings.Contains(string(out), "SUCCESS") {
-		t.Errorf("promtool test rules: %v\n%s\n%s", err, out, test)
-	}
+	test := "  - interval: 1m\n    input_series:\n" +
+		leader("gpu01", "100", "fail", "", 1000) + leader("gpu05", "101", "pass", "_x30 ", 2000) + leader("gpu09", "102", "unevaluable", "_x50 ", 3000) +
+		"    alert_rule_test:\n" +
+		expAlerts(rules, "5m", nil) + // pending: for 10m
+		expAlerts(rules, "20m", failed("gpu01", "100", "fail")) +
+		expAlerts(rules, "40m", nil) +
+		expAlerts(rules, "70m", failed("gpu09", "102", "unevaluable"))
+	promtoolTest(t, test)
 }

@@ -307,32 +307,10 @@ func TestARunWhoseTextfileCannotBeWrittenFailsNamingIt(t *testing.T) {
 	}
 }
 
-// readmeRules writes the README's alert rules to a file and returns its path.
-func readmeRules(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile("../../docs/reference.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rules, ok := strings.Cut(string(b), "```yaml\ngroups:")
-	rules, _, ok2 := strings.Cut(rules, "```")
-	if !ok || !ok2 {
-		t.Fatal("docs/reference.md has no ```yaml block of alert rules")
-	}
-	path := filepath.Join(t.TempDir(), "rules.yml")
-	if err := os.WriteFile(path, []byte("groups:"+rules), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := exec.LookPath("promtool"); err != nil {
-		t.Fatalf("promtool is needed to check the rules (make deps installs Debian's prometheus): %v", err)
-	}
-	return path
-}
-
-// The alert rules the README offers are rules Prometheus loads.
-func TestTheREADMEsAlertRulesAreValid(t *testing.T) {
-	path := readmeRules(t)
-	if out, err := exec.Command("promtool", "check", "rules", path).CombinedOutput(); err != nil || !strings.Contains(string(out), "SUCCESS") {
+// The shipped alert rules are rules Prometheus loads.
+func TestTheShippedAlertRulesAreValid(t *testing.T) {
+	shippedRules(t)
+	if out, err := exec.Command("promtool", "check", "rules", rulesFile).CombinedOutput(); err != nil || !strings.Contains(string(out), "SUCCESS") {
 		t.Errorf("promtool check rules: %v\n%s", err, out)
 	}
 }

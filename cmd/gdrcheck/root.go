@@ -33,13 +33,48 @@ memory. Results are JUnit for Jenkins, results.json, and tables for people.
 Exit codes (every command that evaluates a node):
   0  every check passed
   1  a check failed
-  2  the node could not be evaluated (no driver, unreadable host, bad input)`,
+  2  the node could not be evaluated (no driver, unreadable host, bad input,
+     an unknown command or argument), or a selected suite could not run here`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Version:       version,
 	}
+	// The version and the commit it was built from, one per line.
+	cmd.SetVersionTemplate("gdrcheck {{.Version}}\ncommit " + commit + "\n")
 	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd(), newBaselineCmd(), newSubmitCmd(), newJobCmd(), newCollectCmd(), newUndrainCmd(), newReportCmd(), newCompareCmd(), newEmulatedRankCmd())
+	for _, c := range cmd.Commands() {
+		strictArgs(c)
+	}
 	return cmd
+}
+
+// strictArgs makes a word gdrcheck does not know an error (exit 2) rather
+// than help and exit 0, which a CI gate would read as a pass: a command
+// with subcommands refuses an unknown one, suggesting the nearest, and a
+// command that declares no arguments takes none. Cobra ignores both by
+// default below the root.
+func strictArgs(cmd *cobra.Command) {
+	if cmd.HasSubCommands() {
+		cmd.Args = cobra.ArbitraryArgs
+		cmd.SuggestionsMinimumDistance = 2
+		cmd.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			msg := fmt.Sprintf("unknown command %q for %q", args[0], c.CommandPath())
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += "; did you mean " + strings.Join(s, " or ") + "?"
+			}
+			return fmt.Errorf("%s (gdrcheck %s --help lists them)", msg, c.Name())
+		}
+		for _, sub := range cmd.Commands() {
+			strictArgs(sub)
+		}
+		return
+	}
+	if cmd.Args == nil {
+		cmd.Args = cobra.NoArgs
+	}
 }
 
 // addHostRoot gives a command that reads the host its --host-root flag;
@@ -92,6 +127,9 @@ func (o *options) root() (dir string, done func(), err error) {
 			if err != nil {
 				return "", nil, fmt.Errorf("--host-root %s: %w", o.hostRoot, err)
 			}
+			if err := o.checkTree(dir); err != nil {
+				return "", nil, err
+			}
 			return dir, func() {}, nil
 		}
 	}
@@ -104,11 +142,34 @@ func (o *options) root() (dir string, done func(), err error) {
 	} else {
 		err = node.CopyRoot(o.hostRoot, dir, true)
 	}
+	if err == nil {
+		err = o.checkTree(dir)
+	}
 	if err != nil {
 		done()
+		if errors.Is(err, errNotANode) {
+			return "", nil, err
+		}
 		return "", nil, fmt.Errorf("--host-root: %w", err)
 	}
 	return dir, done, nil
+}
+
+var errNotANode = errors.New("not a recorded node")
+
+// checkTree says, in the terms of what was given, when --host-root holds
+// no sys and proc directories (an empty archive, the wrong directory),
+// before a temporary directory's name could reach the message.
+func (o *options) checkTree(dir string) error {
+	if o.hostRoot == "/" {
+		return nil
+	}
+	for _, sub := range []string{"sys", "proc"} {
+		if fi, err := os.Stat(filepath.Join(dir, sub)); err != nil || !fi.IsDir() {
+			return fmt.Errorf("--host-root %s: %w: it holds no %s/ directory (gdrcheck snapshot records a node with sys/ and proc/)", o.hostRoot, errNotANode, sub)
+		}
+	}
+	return nil
 }
 
 // recordedDir is the directory --host-root is read at in place, or ""

@@ -33,6 +33,7 @@ type runOptions struct {
 	timeout        time.Duration
 	format         string
 	quiet          bool
+	verbose        bool
 	tcProps        bool
 	ncclDir        string
 	ncclTimeout    time.Duration
@@ -75,13 +76,17 @@ and after it, compared with the run before (gdrcheck compare):
 Exit 0 when every spec passed, 1 when a spec failed, 2 when the node could
 not be evaluated (unreadable host, no GPU, bad input) or only in part (NVML,
 libcuda or libibverbs unusable: the verdicts sysfs and procfs allow are
-still reported, and the library's error with its likely cause).`,
+still reported, and the library's error with its likely cause), or when a
+selected suite could not run here (nccl-tests not installed: the run says
+what to install or which flag to set). A suite whose specs all skipped is
+SKIP; checks that do not apply to the node's shape (one GPU) leave the
+exit code alone.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return r.run(cmd, o) },
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&r.suites, "suites", nil, "comma-separated suites to run (default: all but container)")
-	f.StringVar(&r.out, "out", "gdrcheck-results", "write junit.xml and results.json into `DIR`")
+	f.StringVar(&r.out, "out", "gdrcheck-results", "write junit.xml, results.json and report.html into `DIR`")
 	f.StringVar(&r.nodeName, "node-name", "", "name of this node in the report (default: $SLURMD_NODENAME, then the host name)")
 	f.StringVar(&r.maxPath, "max-gdr-path", "PXB", "farthest GPU<->NIC PCIe path accepted for GPUDirect: PIX, PXB, PHB, NODE or SYS")
 	f.BoolVar(&r.allowCrossNUMA, "allow-cross-numa", false, "accept a GPU whose preferred NIC sits on another NUMA node")
@@ -89,6 +94,7 @@ still reported, and the library's error with its likely cause).`,
 	f.DurationVar(&r.timeout, "timeout", time.Hour, "give up on the suites after this long")
 	f.StringVar(&r.format, "format", "text", "table format: text or markdown")
 	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress on stderr")
+	f.BoolVarP(&r.verbose, "verbose", "v", false, "also Ginkgo's own report on stderr: each failure with its source location (its skipped count includes the specs of suites not selected)")
 	f.BoolVar(&r.tcProps, "junit-testcase-properties", false, "add <properties> to JUnit testcases (Jenkins JUnit plugin keepProperties; not valid xUnit junit-10.xsd)")
 	f.StringVar(&r.ncclDir, "nccl-tests-dir", "", "`DIR` holding the cluster's nccl-tests binaries (all_reduce_perf...); default: PATH")
 	f.DurationVar(&r.ncclTimeout, "nccl-timeout", 10*time.Minute, "give up on one nccl-tests run after this long")
@@ -160,6 +166,9 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	if r.quiet {
 		progress = nil
 	}
+	if r.quiet && r.verbose {
+		return fmt.Errorf("--quiet and --verbose: give one")
+	}
 	selected := r.suites
 	if len(selected) == 0 {
 		selected = suites.Defaults()
@@ -181,6 +190,7 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 		NodeName:  r.nodeName,
 		Config:    cfg,
 		Progress:  progress,
+		Verbose:   r.verbose,
 		Timeout:   r.timeout,
 		Version:   version,
 		Args:      os.Args[1:],
@@ -251,6 +261,9 @@ func (r *runOptions) config() (suites.Config, error) {
 }
 
 func readInventory(path string) (node.Inventory, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return node.Inventory{}, fmt.Errorf("--expect %s: is a directory; give the file gdrcheck inventory --format yaml wrote", path)
+	}
 	b, err := bounded.ReadFile(path, node.InventoryLimit)
 	if err != nil {
 		return node.Inventory{}, fmt.Errorf("--expect: %w", err)
@@ -275,6 +288,10 @@ func printTables(w io.Writer, res *results.Results, format string) error {
 			return err
 		}
 	}
+	if !res.Folded() {
+		reports.WriteFailures(w, res, format)
+	}
+	reports.WriteSkips(w, res, format)
 	if res.Folded() {
 		fmt.Fprintln(w, "A node's full detail: gdrcheck report DIR --node NAME")
 	}

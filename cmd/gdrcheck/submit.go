@@ -115,7 +115,7 @@ node could not be evaluated or never reported.`,
 	f.IntVarP(&s.Nodes, "nodes", "N", 1, "nodes in the allocation")
 	f.StringVarP(&s.Partition, "partition", "p", "", "Slurm partition")
 	f.StringVarP(&s.Account, "account", "A", "", "Slurm account")
-	f.StringVarP(&s.QOS, "qos", "q", "", "Slurm QOS")
+	f.StringVar(&s.QOS, "qos", "", "Slurm QOS")
 	f.StringVarP(&s.Time, "time", "t", "", "time limit (sbatch --time: minutes, H:M:S, D-H:M:S)")
 	f.StringVar(&s.Reservation, "reservation", "", "Slurm reservation")
 	f.StringVarP(&s.Constraint, "constraint", "C", "", "node features (sbatch --constraint)")

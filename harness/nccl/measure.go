@@ -48,6 +48,13 @@ func DefaultPlan(gpus int, nics bool, remoteHCA string) Plan {
 	return p
 }
 
+// SmokePlan is the plan for one GPU, where nccl-tests run one rank that
+// moves nothing over a bus: its bandwidths mean nothing, so one short
+// all_reduce proves only that NCCL loads and runs.
+func SmokePlan(gpus int) Plan {
+	return Plan{Ops: []string{"all_reduce"}, GPUs: gpus, DirectArgs: []string{"-b", "8", "-e", "8", "-n", "1", "-w", "1"}}
+}
+
 // Measured is one run of a plan.
 type Measured struct {
 	Op     string

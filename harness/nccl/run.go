@@ -98,7 +98,7 @@ func (r Runner) Lookup(name string) (string, error) {
 	}
 	p, err := exec.LookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s on PATH (set --nccl-tests-dir)", ErrNotFound, name)
+		return "", fmt.Errorf("%w: %s on PATH (install nccl-tests, or set --nccl-tests-dir)", ErrNotFound, name)
 	}
 	return p, nil
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
 	"go.yaml.in/yaml/v3"
@@ -123,7 +125,7 @@ func ParseInventory(b []byte) (Inventory, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&inv); err != nil {
-		return inv, err
+		return inv, inventoryError(err)
 	}
 	if len(inv.GPUs) == 0 {
 		return inv, fmt.Errorf("no gpus listed")
@@ -206,4 +208,30 @@ func railOf(g InventoryGPU) string {
 		return "none"
 	}
 	return fmt.Sprintf("%s (%s)", g.PreferredNIC, g.Path)
+}
+
+// unknownField is the YAML decoder's word for a key Inventory lacks.
+var unknownField = regexp.MustCompile(`^line ([0-9]+): field (.+) not found in type \S+$`)
+
+// inventoryError says in a user's terms why a file is no inventory: the
+// keys it does not know (a results.json, a baseline given by mistake),
+// the first three with their lines, without the Go type they missed.
+func inventoryError(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return fmt.Errorf("not YAML an inventory can be read from: %w", err)
+	}
+	var msgs []string
+	for _, e := range te.Errors {
+		if m := unknownField.FindStringSubmatch(e); m != nil {
+			e = fmt.Sprintf("line %s: unknown key %q", m[1], m[2])
+		}
+		msgs = append(msgs, e)
+	}
+	more := ""
+	if len(msgs) > 3 {
+		more = fmt.Sprintf(" (and %d more)", len(msgs)-3)
+		msgs = msgs[:3]
+	}
+	return fmt.Errorf("not an inventory (gdrcheck inventory --format yaml writes one): %s%s", strings.Join(msgs, "; "), more)
 }

@@ -115,7 +115,7 @@ func (e *Evidence) Mechanism() MechanismVerdict {
 func (e *Evidence) dmabufFacts() []Fact {
 	k := e.Kernel
 	var fs []Fact
-	fs = append(fs, Fact{Name: "NVIDIA kernel modules", Found: orNone(k.DriverFlavour), Need: "open", OK: k.DriverFlavour == FlavourOpen})
+	fs = append(fs, Fact{Name: "NVIDIA kernel module flavour", Found: orNone(k.DriverFlavour), Need: "open", OK: k.DriverFlavour == FlavourOpen})
 	drv := e.Host.DriverVersion
 	if k.DriverVersion != "" {
 		drv = k.DriverVersion

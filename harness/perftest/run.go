@@ -159,7 +159,7 @@ func (r Runner) Lookup(name string) (string, error) {
 	}
 	p, err := exec.LookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s on PATH (set --perftest-dir)", ErrNotFound, name)
+		return "", fmt.Errorf("%w: %s on PATH (install perftest, or set --perftest-dir)", ErrNotFound, name)
 	}
 	return p, nil
 }

@@ -37,12 +37,12 @@ func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseli
 	exp, why := nccl.ExpectationFor(ev, 1)
 	plan := nccl.DefaultPlan(gpusPerProcess, len(ev.NICs) > 0, remoteNIC(ev))
 	if len(ev.GPUs) < 2 {
-		// One GPU has no intra-node transport to force a fallback from.
-		plan.Fallbacks = nil
-	}
-	// Sweep up to the largest size the baseline states, so the
-	// comparison is made where its numbers were measured.
-	if b != nil {
+		// One GPU has no intra-node transport to force a fallback from,
+		// and no bus to measure: the specs judge no bandwidth of it.
+		plan = nccl.SmokePlan(gpusPerProcess)
+	} else if b != nil {
+		// Sweep up to the largest size the baseline states, so the
+		// comparison is made where its numbers were measured.
 		if m, ok := b.Metric(results.BusBWMetric("all_reduce")); ok {
 			if s := m.Sizes(); len(s) > 0 && s[len(s)-1] > 2<<30 {
 				plan.DirectArgs = []string{"-b", "8", "-e", strconv.FormatInt(s[len(s)-1], 10), "-f", "2"}
@@ -129,7 +129,7 @@ func ncclRuns(m *nccl.Measurements, nodeName string, b *baseline.Baseline) []res
 		if b != nil && suite == "collectives" && len(run.Points) > 0 {
 			last := run.Points[len(run.Points)-1]
 			if c, ok := b.Compare(results.BusBWMetric(run.Op), last.BusBW, last.Size); ok {
-				run.Baseline = &results.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High}
+				run.Baseline = &results.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High, Direction: string(c.Direction)}
 			}
 		}
 		if haveDirect && suite == "negative" {

@@ -36,7 +36,8 @@ type Options struct {
 	// Sources overrides the NVML source (tests); nil picks the live
 	// library on "/" and the recording for a tree.
 	Sources  *node.Sources
-	Progress io.Writer // Ginkgo's running commentary; nil discards it
+	Progress io.Writer // the benchmarks' commentary; nil discards it
+	Verbose  bool      // Ginkgo's report, too (suites.RunOptions.Verbose)
 	Timeout  time.Duration
 	// NCCLTestsDir holds the nccl-tests binaries; empty searches PATH.
 	NCCLTestsDir string
@@ -175,7 +176,7 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 			n.Profile = sc.Baseline.Profile.Name
 			n.Facts = append(n.Facts, results.Fact{Name: "profile", Value: n.Profile})
 		}
-		n.Suites, err = suites.Run(sc, suites.RunOptions{Ctx: opt.Ctx, Areas: opt.Suites, Timeout: opt.Timeout, Progress: opt.Progress})
+		n.Suites, err = suites.Run(sc, suites.RunOptions{Ctx: opt.Ctx, Areas: opt.Suites, Timeout: opt.Timeout, Progress: opt.Progress, Verbose: opt.Verbose})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -145,7 +145,7 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 		n.Facts = append(n.Facts, results.Fact{Name: "emulated", Value: "true"})
 	}
 	runs := scalingRuns(sc.Scaling, sc.Baseline, opt)
-	n.Suites, err = suites.Run(sc, suites.RunOptions{Ctx: opt.Ctx, Areas: []string{suites.ScalingArea}, Timeout: opt.Timeout, Progress: opt.Progress})
+	n.Suites, err = suites.Run(sc, suites.RunOptions{Ctx: opt.Ctx, Areas: []string{suites.ScalingArea}, Timeout: opt.Timeout, Progress: opt.Progress, Verbose: opt.Verbose})
 	if err != nil {
 		return nil, err
 	}
@@ -217,16 +217,24 @@ func wantPairs(mode string, b *baseline.Baseline) func([]nccl.ScalingRun) (bool,
 
 // scalingRuns turns the runs into results.json's, with their baseline
 // bands and the logs their output streamed to (logs/scale-n64.log): each
-// run names its nodes beside its log.
+// run names its nodes beside its log. Each run's path verdict is judged
+// against the path the nodes' evidence expects, as the scaling suite
+// judges it, so that results.json (and the textfile's fallback series
+// an alert reads) says what the spec said.
 func scalingRuns(s *nccl.Scaling, b *baseline.Baseline, opt Options) []results.Run {
 	var out []results.Run
 	for _, r := range s.Runs {
-		run := nccl.Measured{Op: "all_reduce", Mode: nccl.ModeDirect, Result: r.Result}.Report(r.Kind, nccl.Expectation{Nodes: len(r.Nodes)})
+		exp := nccl.Expectation{}
+		if s.Known {
+			exp = s.Expect
+		}
+		exp.Nodes = len(r.Nodes)
+		run := nccl.Measured{Op: "all_reduce", Mode: nccl.ModeDirect, Result: r.Result}.Report(r.Kind, exp)
 		run.Nodes = r.Nodes
 		if b != nil && len(run.Points) > 0 {
 			last := run.Points[len(run.Points)-1]
 			if c, ok := b.Compare(results.MultiNodeBusBWMetric(len(r.Nodes)), last.BusBW, last.Size); ok {
-				run.Baseline = &results.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High}
+				run.Baseline = &results.Band{Profile: c.Profile, Metric: c.Metric, Expected: c.Expected, Low: c.Low, High: c.High, Direction: string(c.Direction)}
 			}
 		}
 		if opt.LogDir != "" && r.Result.LogFile != "" {

@@ -54,7 +54,7 @@ var _ = suites.Describe("collectives", func() {
 			suites.Note("expected: %s", w)
 		}
 		if m.Shape.GPUs == 1 {
-			Skip("one GPU: NCCL connects nothing on a single GPU, so there is no intra-node path to prove; " + suites.AcrossNodes)
+			suites.NotApplicable("one GPU: NCCL connects nothing on a single GPU, so there is no intra-node path to prove; " + suites.AcrossNodes)
 		}
 		var bad []string
 		for _, r := range direct(m) {
@@ -73,7 +73,7 @@ var _ = suites.Describe("collectives", func() {
 
 	It("reaches the baseline bus bandwidth at large messages", func() {
 		if m.Shape.GPUs == 1 {
-			Skip("one GPU: a collective moves no data between GPUs, so there is no bus bandwidth to compare; " + suites.AcrossNodes)
+			suites.NotApplicable("one GPU: a collective moves no data between GPUs, so there is no bus bandwidth to compare; " + suites.AcrossNodes)
 		}
 		var bad, measured []string
 		for _, r := range direct(m) {

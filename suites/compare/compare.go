@@ -417,14 +417,17 @@ func pairRuns(b, a []results.Run, each func(br, ar results.Run)) {
 func transports(b, a []results.Run) change {
 	var c change
 	pairRuns(b, a, func(br, ar results.Run) {
-		if br.Transport == ar.Transport && br.PathVerdict == ar.PathVerdict {
+		// A multi-node run is named by the classes between its nodes,
+		// which P2P inside each node would outnumber.
+		bt, at := br.PathTransport(), ar.PathTransport()
+		if bt == at && br.PathVerdict == ar.PathVerdict {
 			return
 		}
-		what := fmt.Sprintf("%s: %s -> %s", runKey(ar), dash(br.Transport), dash(ar.Transport))
+		what := fmt.Sprintf("%s: %s -> %s", runKey(ar), dash(bt), dash(at))
 		if ar.PathVerdict != br.PathVerdict {
 			what += fmt.Sprintf(" (path %s -> %s)", dash(br.PathVerdict), dash(ar.PathVerdict))
 		}
-		if ar.Mode == "direct" && (br.PathVerdict == "direct" && ar.PathVerdict != "direct" || br.Transport != ar.Transport && br.PathVerdict != "unknown") {
+		if ar.Mode == "direct" && (br.PathVerdict == "direct" && ar.PathVerdict != "direct" || bt != at && br.PathVerdict != "unknown") {
 			c.regress("%s", what)
 			return
 		}

@@ -252,3 +252,25 @@ func TestASpecThatPassedAndIsGoneIsARegression(t *testing.T) {
 		t.Errorf("the same run twice: exit %d", res.ExitCode())
 	}
 }
+
+// issue 22: a 4-node run whose traffic between the nodes lost GDRDMA is
+// named by the classes between the nodes, not by the P2P inside each.
+func TestMultiNodeTransportsAreNamedByTheirNetworkClasses(t *testing.T) {
+	job := func(net string, verdict string) *results.Results {
+		nodes := []string{"node1", "node2", "node3", "node4"}
+		return &results.Results{Schema: results.Schema,
+			Nodes: []results.Node{{Name: results.AllocationNode, Status: results.NodeEvaluated}},
+			Runs: []results.Run{{Suite: "scale", Op: "all_reduce", Mode: "direct", Nodes: nodes, Ranks: 32,
+				Transport: "P2P/direct", Transports: map[string]int{"P2P/direct": 192, net: 32}, PathVerdict: verdict}}}
+	}
+	var got []string
+	for _, sp := range Compare(job("NET/IB/GDRDMA", results.PathDirect), job("NET/IB", results.PathFallback), Options{}).Nodes[0].Suites[0].Specs {
+		if sp.Name == AspectTransport {
+			got = append(got, sp.State, sp.Message)
+		}
+	}
+	want := "scale all_reduce direct across 4 node(s): NET/IB/GDRDMA -> NET/IB (path direct -> fallback)"
+	if len(got) != 2 || got[0] != results.StateFailed || !strings.Contains(got[1], want) {
+		t.Errorf("transport aspect: %q, want failed with %q", got, want)
+	}
+}

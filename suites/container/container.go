@@ -59,7 +59,7 @@ var _ = suites.Describe("container", func() {
 			}
 		}
 		if n == 0 {
-			Skip("no rail NICs: no RDMA device nodes to check")
+			suites.NotApplicable("no rail NICs: no RDMA device nodes to check")
 		}
 		Expect(judgeDevices(c, "/dev/infiniband", "MELLANOX_VISIBLE_DEVICES")).To(suites.HaveNoFindings())
 	})
@@ -75,7 +75,7 @@ var _ = suites.Describe("container", func() {
 
 	It("has CAP_IPC_LOCK where memory locking is limited", func() {
 		if c.Unlimited() {
-			Skip("RLIMIT_MEMLOCK is unlimited: CAP_IPC_LOCK is not needed")
+			suites.NotApplicable("RLIMIT_MEMLOCK is unlimited: CAP_IPC_LOCK is not needed")
 		}
 		if !c.CapIPCLock {
 			suites.Note("cause: %s", CauseCapability)
@@ -91,7 +91,7 @@ var _ = suites.Describe("container", func() {
 			}
 		}
 		if len(rails) == 0 {
-			Skip("no rail NICs on this node")
+			suites.NotApplicable("no rail NICs on this node")
 		}
 		seen := map[string]bool{}
 		for _, n := range c.InfiniBand {
@@ -113,7 +113,7 @@ var _ = suites.Describe("container", func() {
 
 	It("exports GPU memory as a dma-buf and registers it from inside", func() {
 		if c.NoGPU != nil {
-			Skip("no GPU is exposed to this container: no memory to export (the GPU device node check says why)")
+			suites.NotApplicable("no GPU is exposed to this container: no memory to export (the GPU device node check says why)")
 		}
 		Expect(ev.CUDA).To(suites.HaveLibcuda("libcuda does not answer in here"))
 		var bad []string

@@ -35,7 +35,7 @@ var _ = suites.Describe("fabric", func() {
 
 	noNICs := func() {
 		if len(ev.NICs) == 0 {
-			Skip("no RDMA devices on this node (no /sys/class/infiniband entries): no fabric to check")
+			suites.NotApplicable("no RDMA devices on this node (no /sys/class/infiniband entries): no fabric to check")
 		}
 	}
 
@@ -43,7 +43,7 @@ var _ = suites.Describe("fabric", func() {
 		noNICs()
 		rails := railNICs(ev)
 		if len(rails) == 0 {
-			Skip("no GPU has a preferred NIC: no rails")
+			suites.NotApplicable("no GPU has a preferred NIC: no rails")
 		}
 		var want float64
 		if b := c.Baseline; b != nil && b.Profile.NIC.RateGbps > 0 {
@@ -66,7 +66,7 @@ var _ = suites.Describe("fabric", func() {
 		noNICs()
 		runs := measured(c)
 		if len(runs) == 0 {
-			Skip("no benchmark ran (select collectives, or give the fabric suite perftest)")
+			suites.CannotRun("no benchmark ran (select collectives, or give the fabric suite perftest)")
 		}
 		var bad []string
 		for _, r := range runs {
@@ -84,12 +84,12 @@ var _ = suites.Describe("fabric", func() {
 		m := c.NCCL
 		if m == nil || m.Expectation.P2P != nccl.ExpectYes {
 			if m == nil {
-				Skip("no collective ran on this node")
+				suites.NotApplicable("no collective ran on this node")
 			}
 			if m.Shape.GPUs == 1 {
-				Skip("one GPU: no single-node run between GPUs to watch the NICs during")
+				suites.NotApplicable("one GPU: no single-node run between GPUs to watch the NICs during")
 			}
-			Skip("the GPUs are not NVLink peers: a single-node run may use the network")
+			suites.NotApplicable("the GPUs are not NVLink peers: a single-node run may use the network")
 		}
 		var bad []string
 		checked := 0
@@ -107,7 +107,7 @@ var _ = suites.Describe("fabric", func() {
 			}
 		}
 		if checked == 0 {
-			Skip("no direct collective was sampled")
+			suites.NotApplicable("no direct collective was sampled")
 		}
 		if len(ev.NICs) == 0 {
 			suites.Note("nothing crossed a NIC: the node has no RDMA NICs (0 bytes in %d runs)", checked)
@@ -122,7 +122,7 @@ var _ = suites.Describe("fabric", func() {
 			if c.PerftestErr != nil {
 				why = c.PerftestErr.Error()
 			}
-			Skip(why)
+			suites.CannotRun(why)
 		}
 		limit := 0.9
 		if b := c.Baseline; b != nil {

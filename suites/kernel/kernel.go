@@ -44,7 +44,7 @@ var _ = suites.Describe("kernel", func() {
 	It("exports the memory of every GPU as a dma-buf", func() {
 		Expect(ev.CUDA).To(suites.HaveLibcuda("libcuda did not answer"))
 		if ev.Kernel.DriverFlavour == node.FlavourProprietary {
-			Skip("the proprietary NVIDIA kernel modules cannot export dma-bufs; the open modules (R515+) can")
+			suites.NotApplicable("the proprietary NVIDIA kernel modules cannot export dma-bufs; the open modules (R515+) can")
 		}
 		var bad []string
 		for _, g := range ev.CUDA.GPUs {
@@ -71,7 +71,7 @@ var _ = suites.Describe("kernel", func() {
 			if !ev.Verbs.Available {
 				reason += " (libibverbs: " + ev.Verbs.Error + ")"
 			}
-			Skip(reason + ": the registration proof needs a NIC")
+			suites.NotApplicable(reason + ": the registration proof needs a NIC")
 		}
 		Expect(ev.CUDA).To(suites.HaveLibcuda("no GPU buffer to register: libcuda did not answer"))
 		Expect(ev.Verbs).To(suites.HaveAttemptedRegistrations())

@@ -25,7 +25,7 @@ var _ = suites.Describe("negative", func() {
 
 	It("runs all_reduce on the direct path as the reference", func() {
 		if m.Shape.GPUs == 1 {
-			Skip("one GPU: no intra-node transport to force a fallback from, so no reference to judge one against; " + suites.AcrossNodes)
+			suites.NotApplicable("one GPU: no intra-node transport to force a fallback from, so no reference to judge one against; " + suites.AcrossNodes)
 		}
 		Expect(m).To(suites.HaveCompletedDirect("all_reduce"))
 		d, _ := m.Direct("all_reduce")
@@ -44,11 +44,11 @@ var _ = suites.Describe("negative", func() {
 		It("detects the fallback forced by "+describe(mode), func() {
 			f, ok := m.Find("all_reduce", mode.Name)
 			if !ok {
-				Skip(fmt.Sprintf("%s not run: %s", mode.Name, why(mode, m.Shape)))
+				suites.NotApplicable(fmt.Sprintf("%s not run: %s", mode.Name, why(mode, m.Shape)))
 			}
 			d, ok := m.Direct("all_reduce")
 			if !ok || d.Result.Err != nil || d.Result.Log == nil {
-				Skip("no direct all_reduce_perf run to compare with")
+				suites.NotApplicable("no direct all_reduce_perf run to compare with")
 			}
 			Expect(f).To(suites.HaveCompleted())
 			Expect(f.Result).To(suites.HaveNCCLLog(mode.Name + " run"))
@@ -86,13 +86,13 @@ var _ = suites.Describe("negative", func() {
 	It("proves GPUDirect RDMA through the NICs when forced onto the network", func() {
 		switch {
 		case m.Shape.NICs == 0:
-			Skip("no RDMA NICs on this node: there is no GPUDirect RDMA path to prove")
+			suites.NotApplicable("no RDMA NICs on this node: there is no GPUDirect RDMA path to prove")
 		case m.Expectation.GDR != nccl.ExpectYes:
-			Skip("not every GPU has a PIX/PXB NIC: NCCL stages through the host there by design (NCCL_NET_GDR_LEVEL), so GDRDMA is not expected")
+			suites.NotApplicable("not every GPU has a PIX/PXB NIC: NCCL stages through the host there by design (NCCL_NET_GDR_LEVEL), so GDRDMA is not expected")
 		}
 		f, ok := m.Find("all_reduce", nccl.ModeP2PSHMDisabled.Name)
 		if !ok {
-			Skip(fmt.Sprintf("%s not run: %s", nccl.ModeP2PSHMDisabled.Name, why(nccl.ModeP2PSHMDisabled, m.Shape)))
+			suites.NotApplicable(fmt.Sprintf("%s not run: %s", nccl.ModeP2PSHMDisabled.Name, why(nccl.ModeP2PSHMDisabled, m.Shape)))
 		}
 		Expect(f).To(suites.HaveCompleted())
 		Expect(f.Result).To(suites.HaveNCCLLog(nccl.ModeP2PSHMDisabled.Name + " run"))

@@ -39,7 +39,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 		It(fmt.Sprintf("runs all_reduce across %d node(s) at its baseline bandwidth", k), func() {
 			r, ok := scaleRun(s, k)
 			if !ok {
-				Skip(fmt.Sprintf("all_reduce across %d node(s) did not run: the job was told to end first", k))
+				suites.CannotRun(fmt.Sprintf("all_reduce across %d node(s) did not run: the job was told to end first", k))
 			}
 			if r.Transport != "" {
 				suites.Note("all_reduce across %d node(s): %s", k, r.Transport)
@@ -54,7 +54,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 				Expect([]string{r.Error}).To(suites.HaveNoFindings())
 			}
 			if r.OneRank() {
-				Skip("one rank: all_reduce moves no data between ranks, so there is no bus bandwidth to judge; run across nodes or GPUs")
+				suites.NotApplicable("one rank: all_reduce moves no data between ranks, so there is no bus bandwidth to judge; run across nodes or GPUs")
 			}
 			b := suites.Current().Baseline
 			if b == nil {
@@ -66,7 +66,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 			last := largestPoint(r.Points)
 			cmp, ok := b.Compare(metric, last.BusBW, last.Size)
 			if !ok {
-				Skip(fmt.Sprintf("baseline %s has no %s", b.Profile.Name, metric))
+				suites.NotApplicable(fmt.Sprintf("baseline %s has no %s", b.Profile.Name, metric))
 			}
 			delta := (r.BusBW - cmp.Expected) / cmp.Expected * 100
 			m.Baseline, m.DeltaPct, m.Verdict = &cmp.Expected, &delta, "pass"
@@ -87,7 +87,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 			two, ok2 := scaleRun(s, 2)
 			r, ok := scaleRun(s, k)
 			if !ok || !ok2 || two.Error != "" || r.Error != "" || two.BusBW <= 0 {
-				Skip(fmt.Sprintf("no successful runs across 2 and %d nodes to compare", k))
+				suites.NotApplicable(fmt.Sprintf("no successful runs across 2 and %d nodes to compare", k))
 			}
 			eff := r.BusBW / two.BusBW
 			m := results.Metric{Name: "scaling_efficiency", Value: eff, Subject: fmt.Sprintf("%d over 2 nodes", k)}
@@ -130,7 +130,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 
 	It("takes the direct path between nodes", func() {
 		if !s.Known {
-			Skip("no node evidence to tell which path NCCL should take between the nodes (--node-results)")
+			suites.CannotRun("no node evidence to tell which path NCCL should take between the nodes (--node-results)")
 		}
 		for _, w := range s.ExpectWhy {
 			suites.Note("expected: %s", w)
@@ -141,7 +141,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 					suites.Note("across %s: %s", hostlist.Compress(r.Nodes), nccl.TransportSummary(r.Result.Log.Transports))
 				}
 			}
-			Skip("the nodes have no RDMA NICs: NET/Socket is the only path between them, so there is no GPUDirect RDMA path to prove; run on nodes with rail NICs")
+			suites.NotApplicable("the nodes have no RDMA NICs: NET/Socket is the only path between them, so there is no GPUDirect RDMA path to prove; run on nodes with rail NICs")
 		}
 		var bad []string
 		for _, r := range multiNode(s) {
@@ -166,7 +166,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 		bw := s.NodeBusBW
 		out, sp, ok := lowOutliers(bw)
 		if !ok {
-			Skip(fmt.Sprintf("%d node(s) reported a single-node all_reduce bus bandwidth: it takes %d to tell an outlier", len(bw), minSample))
+			suites.NotApplicable(fmt.Sprintf("%d node(s) reported a single-node all_reduce bus bandwidth: it takes %d to tell an outlier", len(bw), minSample))
 		}
 		suites.Note("job median %.2f GB/s over %d nodes; suspect below %.2f, severe below %.2f", sp.median, len(bw), sp.median+suspectZ*sp.sigma, sp.median+severeZ*sp.sigma)
 		var severe []string

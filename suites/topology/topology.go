@@ -33,7 +33,7 @@ var _ = suites.Describe("topology", func() {
 
 	requireNICs := func() {
 		if len(ev.NICs) == 0 {
-			Skip("no RDMA NICs on this node (" + nicAbsence(ev) + "): GPU <-> NIC checks do not apply")
+			suites.NotApplicable("no RDMA NICs on this node (" + nicAbsence(ev) + "): GPU <-> NIC checks do not apply")
 		}
 	}
 
@@ -57,7 +57,7 @@ var _ = suites.Describe("topology", func() {
 	It("puts every GPU on the NUMA node of its preferred NIC", func() {
 		requireNICs()
 		if cfg.AllowCrossNUMA {
-			Skip("cross-NUMA NICs allowed by configuration")
+			suites.NotApplicable("cross-NUMA NICs allowed by configuration")
 		}
 		var bad []string
 		for _, g := range ev.GPUs {
@@ -97,7 +97,7 @@ var _ = suites.Describe("topology", func() {
 	It("has no ACS redirect on the path between a GPU and its NIC", func() {
 		requireNICs()
 		if p, ok := ev.Problem("acs"); ok {
-			Skip("ACS could not be read: " + p.Message)
+			suites.CannotRun("ACS could not be read: " + p.Message)
 		}
 		acs := map[string]node.ACS{}
 		for _, a := range ev.ACS {
@@ -141,7 +141,7 @@ var _ = suites.Describe("topology", func() {
 			}
 		}
 		if len(nvlinked) < 2 {
-			Skip(fmt.Sprintf("%d GPU(s) with NVLink up: no NVLink peers to check", len(nvlinked)))
+			suites.NotApplicable(fmt.Sprintf("%d GPU(s) with NVLink up: no NVLink peers to check", len(nvlinked)))
 		}
 		var bad []string
 		checked := 0
@@ -162,7 +162,7 @@ var _ = suites.Describe("topology", func() {
 
 	It("matches the expected inventory", func() {
 		if cfg.Expect == nil {
-			Skip("no expected inventory given (--expect)")
+			suites.NotApplicable("no expected inventory given (--expect)")
 		}
 		Expect(ev.Inventory()).To(suites.MatchInventory(*cfg.Expect, cfg.ExpectFile))
 	})
