@@ -3,6 +3,7 @@ package nccl
 import (
 	"bytes"
 	"regexp"
+	"slices"
 )
 
 // Hints NCCL and its net plugins print in forms other than the per-HCA
@@ -48,19 +49,39 @@ func (p *logParser) otherHints(msg []byte) {
 }
 
 // finishHints adds the no-device hint when the log fell back to sockets.
+//
+// NCCL's bootstrap prints "Bootstrap : Using ...", never "NET/Socket :
+// Using": the socket transport initialises (and prints that line, or
+// "Using network Socket") only when it is chosen as the network, which
+// before a net plugin or IB device is found means no RDMA device was.
+// That choice matters only if the job needs a network: a log whose
+// connections are all intra-node, or whose communicators have one rank
+// or one node, found no device and did not miss one. A log with no
+// connection lines (it died or was trimmed before them) and no such
+// proof gets the hint from the choice alone.
 func (p *logParser) finishHints() {
 	if p.ibNoDevice == nil {
 		return
 	}
-	// A single-node log also finds no device and opens a socket for its
-	// bootstrap: only sockets carrying connections say it fell back.
-	_, sockets := p.s.Transports[ClassNetSocket]
-	if sockets {
-		line := p.lineNo
-		p.lineNo = p.ibNoDeviceLine
-		p.hint(HintNoRDMADevice, p.ibNoDevice)
-		p.lineNo = line
+	s := p.s
+	_, sockets := s.Transports[ClassNetSocket]
+	if !sockets && (len(s.Transports) > 0 || s.Ranks == 1 || s.Nodes == 1 || !p.socketChosen()) {
+		return
 	}
+	line := p.lineNo
+	p.lineNo = p.ibNoDeviceLine
+	p.hint(HintNoRDMADevice, p.ibNoDevice)
+	p.lineNo = line
+}
+
+// socketChosen says the log names NET/Socket as its network: "Using
+// network Socket" (2.12+) or the socket transport's "NET/Socket : Using"
+// device line.
+func (p *logParser) socketChosen() bool {
+	if p.s.Network == "Socket" {
+		return true
+	}
+	return slices.ContainsFunc(p.s.NetDevices, func(d NetDevice) bool { return d.Net == "Socket" })
 }
 
 // adviseOtherHints writes the advice of the hints above.
