@@ -208,7 +208,7 @@ func judgement(code int) string {
 }
 
 func printLog(w io.Writer, s *nccl.LogSummary, code int, why string) error {
-	t := reports.Table{Title: fmt.Sprintf("NCCL %s, network %s: %s", orDash(s.NCCLVersion), orDash(s.Network), s.Outcome), Header: []string{"transport", "connections"}}
+	t := reports.Table{Title: fmt.Sprintf("%s, network %s: %s", ncclVersionHeading(s.NCCLVersion), orDash(s.Network), s.Outcome), Header: []string{"transport", "connections"}}
 	for _, c := range slices.Sorted(maps.Keys(s.Transports)) {
 		t.Rows = append(t.Rows, []string{c, strconv.Itoa(s.Transports[c])})
 	}

@@ -124,8 +124,27 @@ func onLine(n int) string {
 	return fmt.Sprintf(" on line %d", n)
 }
 
+// testsHeading names the collective and the NCCL version, leaving out
+// what the output does not say rather than printing "-, NCCL -".
+func testsHeading(t *nccl.TestsResult) string {
+	version := ncclVersionHeading(t.NCCLVersion)
+	if t.Collective == "" {
+		return "nccl-tests, " + version
+	}
+	return t.Collective + ", " + version
+}
+
+// ncclVersionHeading is "NCCL 2.26.6", or "NCCL version unknown" for an
+// output without a version line.
+func ncclVersionHeading(v string) string {
+	if v == "" {
+		return "NCCL version unknown"
+	}
+	return "NCCL " + v
+}
+
 func printTests(w io.Writer, t *nccl.TestsResult, code int, why string) error {
-	tb := reports.Table{Title: fmt.Sprintf("%s, NCCL %s", orDash(t.Collective), orDash(t.NCCLVersion)), Header: []string{"size", "busbw oop GB/s", "busbw ip GB/s", "wrong"}}
+	tb := reports.Table{Title: testsHeading(t), Header: []string{"size", "busbw oop GB/s", "busbw ip GB/s", "wrong"}}
 	for _, r := range t.Rows {
 		tb.Rows = append(tb.Rows, []string{results.SizeString(r.Size), strconv.FormatFloat(r.BusBWOOP, 'f', 2, 64), strconv.FormatFloat(r.BusBWIP, 'f', 2, 64), strconv.FormatInt(r.Wrong, 10)})
 	}

@@ -30,7 +30,11 @@ func clipField(s string) string { return bounded.ClipString(s, maxField) }
 
 // newLines reads the lines ParseTests and ParseLog parse: up to
 // bounded.MaxLine bytes each.
-func newLines(r io.Reader) *bounded.Lines { return bounded.NewLines(r, bounded.MaxLine) }
+func newLines(r io.Reader) *bounded.Lines {
+	l := bounded.NewLines(r, bounded.MaxLine)
+	l.StripPrefixes() // output captured through mpirun, Ray, srun, kubectl...
+	return l
+}
 
 // partialReasons says what the reader could not read. what names the
 // input ("log", "output"); last, when not empty, names the last thing

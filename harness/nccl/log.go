@@ -57,6 +57,10 @@ type LogSummary struct {
 	// Partial is set when the log does not cover a whole run, and
 	// PartialReason says why in one or more short sentences joined by
 	// "; ". ParseLog documents the rules.
+	// Prefix is the launcher or collector prefix the log's lines had
+	// (bounded.Prefix*: mpirun, ray, srun, torchrun, pdsh, kubectl,
+	// compose), stripped before parsing; "" when none.
+	Prefix        string `json:"prefix,omitempty"`
 	Partial       bool   `json:"partial"`
 	PartialReason string `json:"partial_reason,omitempty"`
 
@@ -243,6 +247,7 @@ func ParseLog(r io.Reader) (*LogSummary, error) {
 	for i := range s.Uses {
 		s.Uses[i].Channels = s.Uses[i].channelList()
 	}
+	p.finishHints()
 	p.adviseHints()
 	reasons := partialReasons(lr, "log", "")
 	switch {
@@ -262,6 +267,7 @@ func ParseLog(r io.Reader) (*LogSummary, error) {
 	}
 	v := s.Verdict(Expectation{})
 	s.Outcome, s.Reasons = v.Verdict, v.Reasons
+	s.Prefix = lr.Prefix()
 	return s, nil
 }
 
@@ -295,6 +301,9 @@ type logParser struct {
 	lumped                     int  // connection lines counted under a classOther class
 	found, infoLines           bool // an NCCL line; an INFO line
 	initStart, initDone, ended int  // communicators: "Init START", "Init COMPLETE", "Destroy/Abort COMPLETE" lines
+
+	ibNoDevice     []byte // "NET/IB : No device found.", held until the network is known
+	ibNoDeviceLine int
 }
 
 type viaInfo struct {

@@ -51,7 +51,7 @@ var (
 func (p *logParser) info(prefix, msg []byte) {
 	s := p.s
 	switch {
-	case bytes.HasPrefix(msg, pfxChannel), bytes.HasPrefix(msg, pfxCollNet):
+	case bytes.HasPrefix(msg, pfxChannel), bytes.HasPrefix(msg, pfxCollNet), bytes.HasPrefix(msg, pfxRing):
 		if c, via, ok := parseConnection(msg); ok {
 			p.connection(prefix, c, via)
 		}
@@ -290,6 +290,8 @@ func (p *logParser) adviseHints() {
 			if before(p.s.NCCLVersion, 2, 23) {
 				h.Advice += "; NCCL before 2.23 looks for the module only under /sys/kernel/mm/memory_peers/, not /sys/module/nvidia_peermem"
 			}
+		default:
+			adviseOtherHints(h)
 		}
 	}
 }
@@ -309,6 +311,11 @@ func before(version string, major, minor int) bool {
 // PXN proxy rank; neither changes the class.
 func classify(via string) (class string, gdr bool) {
 	v := parenRe.ReplaceAllString(via, "")
+	// NCCL 2.19-2.20 append the communicator: "via P2P/IPC comm 0x... nRanks 32".
+	v, _, _ = strings.Cut(v, " comm ")
+	if strings.HasPrefix(v, "direct shared memory") { // NCCL before 2.12
+		return ClassSHM, false
+	}
 	head, rest, _ := strings.Cut(v, "/")
 	switch head {
 	case "P2P":

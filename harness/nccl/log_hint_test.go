@@ -9,6 +9,17 @@ const noModuleAdvice = `NCCL found no peer-memory module, so it stages network t
 	`load nvidia_peermem (nv_peer_mem with older MLNX_OFED), or move to DMA-BUF, which needs NCCL 2.13+ ` +
 	`(NCCL prints "(no module)" only before 2.13, which has no DMA-BUF path) and the open GPU kernel modules R515+, kernel 5.12+ and rdma-core 34+`
 
+// noRDMADevice is the hint of a log, recorded on a VM without an RDMA
+// device, whose connections went over NET/Socket; line is that of its
+// first "NET/IB : No device found." line.
+func noRDMADevice(line int) []Hint {
+	return []Hint{{
+		Kind: HintNoRDMADevice, Text: "NET/IB : No device found.", Line: line, Count: 1,
+		Advice: "NCCL found no RDMA device and used TCP sockets: check that the RDMA driver (mlx5_ib, efa) is loaded, that /dev/infiniband is visible in the container, " +
+			"and that the net plugin (if any) loaded; `ibv_devices` should list the NICs",
+	}}
+}
+
 // NCCL 2.13 and later print the HCA line of graph/topo.cc,
 // "NET/%s : GPU Direct RDMA %s for HCA %d '%s'", without "(no module)";
 // before 2.23 ncclIbGdrSupport looks only under /sys/kernel/mm/memory_peers.

@@ -34,6 +34,7 @@ func (p *logParser) line(raw []byte) {
 	p.flushWarn()
 	switch level {
 	case levelWarn:
+		p.otherHints(msg)
 		p.warn = &Finding{Level: "WARN", Source: bounded.ClipString(warnSource(string(prefix)), maxField), Text: keep(msg), Line: p.lineNo}
 		return
 	case levelTrace:
@@ -45,6 +46,7 @@ func (p *logParser) line(raw []byte) {
 		p.finding(Finding{Level: "ERROR", Source: keepField(src), Text: keep(msg), Line: p.lineNo})
 		return
 	}
+	p.otherHints(msg)
 	p.info(prefix, msg)
 }
 
@@ -59,6 +61,7 @@ func (p *logParser) flushWarn() {
 // Message prefixes, as bytes for the hot path.
 var (
 	pfxChannel  = []byte("Channel ")
+	pfxRing     = []byte("Ring ") // the connection lines of NCCL before 2.5
 	pfxCollNet  = []byte("CollNet ")
 	pfxNetwork  = []byte("Using network ")
 	pfxNET      = []byte("NET/")
@@ -222,7 +225,7 @@ func continuesWarn(line string) bool {
 // The returned Connection has no Host, Via or Class yet; via aliases msg.
 func parseConnection(msg []byte) (c Connection, via []byte, ok bool) {
 	sc := scanner{b: msg}
-	if sc.lit("Channel ") {
+	if sc.lit("Channel ") || sc.lit("Ring ") {
 		c.Channel, c.Index = sc.num(), -1
 		if c.Channel < 0 {
 			return Connection{}, nil, false
@@ -235,10 +238,12 @@ func parseConnection(msg []byte) (c Connection, via []byte, ok bool) {
 		if !sc.lit(" : ") {
 			return Connection{}, nil, false
 		}
-		if c.From = sc.num(); c.From < 0 || !sc.hexBracket() || !sc.lit(" -> ") {
+		// Before 2.5 a network connection named bare ranks: "Ring 00 :
+		// 6 -> 2 [receive] via NET/IB/0".
+		if c.From = sc.num(); c.From < 0 || !sc.optHexBracket() || !sc.lit(" -> ") {
 			return Connection{}, nil, false
 		}
-		if c.To = sc.num(); c.To < 0 || !sc.hexBracket() {
+		if c.To = sc.num(); c.To < 0 || !sc.optHexBracket() {
 			return Connection{}, nil, false
 		}
 		c.Dir = sc.dir()
@@ -321,6 +326,14 @@ func (sc *scanner) hexBracket() bool {
 		}
 	}
 	return false
+}
+
+// optHexBracket consumes a "[hex]" if the line continues with one.
+func (sc *scanner) optHexBracket() bool {
+	if sc.i < len(sc.b) && sc.b[sc.i] == '[' {
+		return sc.hexBracket()
+	}
+	return true
 }
 
 // dir consumes " [send]" or " [receive]".

@@ -102,6 +102,7 @@ func TestParseLogReadsEveryFixture(t *testing.T) {
 				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1"},
 				ranks: 2, nodes: 2, locl: 1, comms: 2,
 				transports: map[string]int{ClassNetSocket: 8},
+				hints:      noRDMADevice(15), // the VM has no RDMA device: NCCL fell back to sockets
 				verdict:    VerdictFallback,
 				reasons:    []string{"8 of 8 connections used NET/Socket (channels 00 and 01, ranks 0 -> 1 and 1 -> 0 via NET/Socket/0 on vm); sockets bypass RDMA"},
 			},
@@ -140,6 +141,7 @@ func TestParseLogReadsEveryFixture(t *testing.T) {
 				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_P2P_DISABLE": "1", "NCCL_SHM_DISABLE": "1"},
 				ranks: 2, nodes: 2, locl: 1, comms: 2,
 				transports: map[string]int{ClassNetSocket: 8},
+				hints:      noRDMADevice(17), // the VM has no RDMA device: NCCL fell back to sockets
 				verdict:    VerdictFallback,
 				reasons:    []string{"8 of 8 connections used NET/Socket (channels 00 and 01, ranks 0 -> 1 and 1 -> 0 via NET/Socket/0 on vm); sockets bypass RDMA"},
 			},
@@ -344,6 +346,7 @@ func TestParseLogReadsEveryFixture(t *testing.T) {
 				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_HOSTID": "emu1"},
 				ranks: 2, nodes: 2, locl: 1, comms: 2,
 				transports: map[string]int{ClassNetSocket: 8},
+				hints:      noRDMADevice(17), // the VM has no RDMA device: NCCL fell back to sockets
 				verdict:    VerdictFallback, reasons: []string{"8 of 8 connections used NET/Socket (channels 00 and 01, ranks 0 -> 1 and 1 -> 0 via NET/Socket/0 on emu1, ranks 1 -> 0 and 0 -> 1 via NET/Socket/0 on emu0); sockets bypass RDMA"},
 			},
 		},
@@ -356,6 +359,7 @@ func TestParseLogReadsEveryFixture(t *testing.T) {
 				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_HOSTID": "emu1"},
 				ranks: 2, nodes: 2, locl: 1, comms: 2,
 				transports: map[string]int{ClassNetSocket: 8},
+				hints:      noRDMADevice(17), // the VM has no RDMA device: NCCL fell back to sockets
 				verdict:    VerdictFallback, reasons: []string{"8 of 8 connections used NET/Socket (channels 00 and 01, ranks 1 -> 0 and 0 -> 1 via NET/Socket/0 on emu0, ranks 0 -> 1 and 1 -> 0 via NET/Socket/0 on emu1); sockets bypass RDMA"},
 			},
 		},
@@ -368,6 +372,7 @@ func TestParseLogReadsEveryFixture(t *testing.T) {
 				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_HOSTID": "emu2"},
 				ranks: 4, nodes: 4, locl: 1, comms: 4,
 				transports: map[string]int{ClassNetSocket: 32},
+				hints:      noRDMADevice(25), // the VM has no RDMA device: NCCL fell back to sockets
 				verdict:    VerdictFallback, reasons: []string{"32 of 32 connections used NET/Socket (channels 00 and 01, ranks 1 -> 2 and 2 -> 3 via NET/Socket/0 on emu2, ranks 0 -> 1 and 1 -> 2 via NET/Socket/0 on emu1, and 24 more connections); sockets bypass RDMA"},
 			},
 		},
@@ -380,6 +385,7 @@ func TestParseLogReadsEveryFixture(t *testing.T) {
 				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_HOSTID": "emu2"},
 				ranks: 4, nodes: 4, locl: 1, comms: 4,
 				transports: map[string]int{ClassNetSocket: 32},
+				hints:      noRDMADevice(25), // the VM has no RDMA device: NCCL fell back to sockets
 				verdict:    VerdictFallback, reasons: []string{"32 of 32 connections used NET/Socket (channels 00 and 01, rank 0 -> 1 via NET/Socket/0 on emu0, rank 2 -> 3 via NET/Socket/0 on emu3, ranks 0 -> 1 and 1 -> 2 via NET/Socket/0 on emu1, and 24 more connections); sockets bypass RDMA"},
 			},
 		},
@@ -392,6 +398,7 @@ func TestParseLogReadsEveryFixture(t *testing.T) {
 				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_HOSTID": "emu2"},
 				ranks: 2, nodes: 2, locl: 1, comms: 2,
 				transports: map[string]int{ClassNetSocket: 8},
+				hints:      noRDMADevice(17), // the VM has no RDMA device: NCCL fell back to sockets
 				verdict:    VerdictFallback, reasons: []string{"8 of 8 connections used NET/Socket (channels 00 and 01, ranks 0 -> 1 and 1 -> 0 via NET/Socket/0 on emu3, ranks 1 -> 0 and 0 -> 1 via NET/Socket/0 on emu2); sockets bypass RDMA"},
 			},
 		},
@@ -404,6 +411,7 @@ func TestParseLogReadsEveryFixture(t *testing.T) {
 				env:   map[string]string{"NCCL_NVLS_ENABLE": "0", "NCCL_HOSTID": "emu1"},
 				ranks: 2, nodes: 2, locl: 1, comms: 2,
 				transports: map[string]int{ClassNetSocket: 8},
+				hints:      noRDMADevice(17), // the VM has no RDMA device: NCCL fell back to sockets
 				verdict:    VerdictFallback, reasons: []string{"8 of 8 connections used NET/Socket (channels 00 and 01, ranks 1 -> 0 and 0 -> 1 via NET/Socket/0 on emu1, ranks 0 -> 1 and 1 -> 0 via NET/Socket/0 on emu2); sockets bypass RDMA"},
 			},
 		},

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -31,15 +29,19 @@ const (
 
 // TestsResult is one nccl-tests run, from its text output or its -J JSON.
 type TestsResult struct {
-	Collective   string    `json:"collective"`              // "# Collective test starting: X", or the binary in the JSON args
-	TestsVersion string    `json:"tests_version,omitempty"` // "# nccl-tests version 2.19.6 ..."
-	NCCLVersion  string    `json:"nccl_version,omitempty"`  // "NCCL version 2.28.3+cuda13.0", else nccl-library=22803
-	CUDAVersion  string    `json:"cuda_version,omitempty"`  // the +cudaX.Y suffix of the NCCL version line
-	Devices      []Device  `json:"devices"`                 // "#  Rank  0 Group  0 Pid ..." lines
-	Rows         []Row     `json:"rows"`                    // the result table, in output order
-	OutOfBounds  *int      `json:"out_of_bounds"`           // "# Out of bounds values : N OK|FAILED"; nil when the line is missing
-	AvgBusBW     *float64  `json:"avg_busbw"`               // "# Avg bus bandwidth : X" in GB/s; nil when missing
-	Failures     []Failure `json:"failures"`                // "Test NCCL|CUDA failure", "Test failure", "# error:"; the first 256
+	Collective   string   `json:"collective"`              // "# Collective test starting: X", or the binary in the JSON args
+	TestsVersion string   `json:"tests_version,omitempty"` // "# nccl-tests version 2.19.6 ..."
+	NCCLVersion  string   `json:"nccl_version,omitempty"`  // "NCCL version 2.28.3+cuda13.0", else nccl-library=22803
+	CUDAVersion  string   `json:"cuda_version,omitempty"`  // the +cudaX.Y suffix of the NCCL version line
+	Devices      []Device `json:"devices"`                 // "#  Rank  0 Group  0 Pid ..." lines
+	Rows         []Row    `json:"rows"`                    // the result table, in output order
+	OutOfBounds  *int     `json:"out_of_bounds"`           // "# Out of bounds values : N OK|FAILED"; nil when the line is missing
+	AvgBusBW     *float64 `json:"avg_busbw"`               // "# Avg bus bandwidth : X" in GB/s; nil when missing
+	// Peak is PeakBusBW's busbw (GB/s), and PeakSize the size it was
+	// reached at: the number people compare. nil without rows.
+	Peak     *float64  `json:"peak_busbw,omitempty"`
+	PeakSize *int64    `json:"peak_size,omitempty"`
+	Failures []Failure `json:"failures"` // "Test NCCL|CUDA failure", "Test failure", "# error:"; the first 256
 	// Unparsed keeps the first 64 lines that started like a table row but
 	// did not parse, so damage in a recording is visible instead of
 	// silently dropped.
@@ -59,6 +61,9 @@ type TestsResult struct {
 	// (ParseTestsJSON). PartialReason says which, in one or more short
 	// sentences joined by "; ", naming the last size read ("the table
 	// stops after the 2 KiB row ..."). What was read is still returned.
+	// Prefix is the launcher or collector prefix the output's lines had,
+	// stripped before parsing (see LogSummary.Prefix).
+	Prefix        string `json:"prefix,omitempty"`
 	Partial       bool   `json:"partial"`
 	PartialReason string `json:"partial_reason,omitempty"`
 
@@ -162,60 +167,6 @@ func (t *TestsResult) Failed() bool {
 	return false
 }
 
-// ncclVersionText is checked before ncclVersionRe runs on a line.
-var ncclVersionText = []byte("NCCL version")
-
-var (
-	testsVersionRe = regexp.MustCompile(`^#\s*nccl-tests version (\S+)(?:.*nccl-library=(\d+))?`)
-	collectiveRe   = regexp.MustCompile(`^#\s*Collective test starting:\s*(\S+)`)
-	deviceRe       = regexp.MustCompile(`^#\s*Rank\s+(\d+)\s+(?:Group\s+(\d+)\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+(\d+)\s+\[([^\]]*)\]\s*(.*?)\s*$`)
-	outOfBoundsRe  = regexp.MustCompile(`^#\s*Out of bounds values\s*:\s*(\d+)`)
-	avgBusBWRe     = regexp.MustCompile(`^#\s*Avg bus bandwidth\s*:\s*(\S+)`)
-	ncclVersionRe  = regexp.MustCompile(`NCCL version ([0-9]+\.[0-9]+\.[0-9]+)[^\s+]*(?:\+cuda([0-9.]+))?`)
-	checkFailRe    = regexp.MustCompile(`^\s*(.*?):? Test (CUDA|NCCL) failure (\S+)\s*(.*?)\s*$`)
-	traceFailRe    = regexp.MustCompile(`^\s*\.\. (\S+) pid (\d+): Test failure (\S+)`)
-	lastErrorRe    = regexp.MustCompile(`^#\s*error:\s*(.*?)\s*$`)
-)
-
-// layout is where the table columns sit, read from the header line because
-// it differs between nccl-tests versions: redop and root were added in 2.13,
-// -R adds per-iteration columns, -T a timestamp.
-type layout struct {
-	lead  []string // columns before the first time column: size, count, type, [redop], [root]
-	width int      // columns per placement: time algbw busbw #wrong [i_min i_max i_p99 i_cv%]
-	count bool     // whether the 4th column of a placement is #wrong (a count), not "error"
-}
-
-// defaultLayout is nccl-tests 2.13+, used when the header was trimmed away.
-var defaultLayout = layout{lead: []string{"size", "count", "type", "redop", "root"}, width: 4, count: true}
-
-// parseHeader reads a "#  size  count  type ... time algbw busbw #wrong ..."
-// line; ok is false for any other line.
-func parseHeader(line string) (layout, bool) {
-	cols := strings.Fields(strings.TrimLeft(line, "# "))
-	if len(cols) < 6 || cols[0] != "size" || cols[1] != "count" {
-		return layout{}, false
-	}
-	var times []int
-	for i, c := range cols {
-		if c == "time" || c == "cputime" {
-			times = append(times, i)
-		}
-	}
-	if len(times) == 0 {
-		return layout{}, false
-	}
-	l := layout{lead: cols[:times[0]], width: len(cols) - times[0]}
-	if len(times) > 1 {
-		l.width = times[1] - times[0]
-	}
-	if l.width < 4 {
-		return layout{}, false
-	}
-	l.count = cols[times[0]+3] == "#wrong"
-	return l, true
-}
-
 // ParseTests reads the text output of an nccl-tests binary. It streams:
 // memory holds at most maxRows rows and a bounded amount of everything
 // else, however long the output.
@@ -254,6 +205,7 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 	var libraryCode string
 	seen := false
 	rowsOpen, footers := 0, 0 // rows since the last "# Avg bus bandwidth" line, and those lines
+	headers := 0              // table header lines
 	var tab sweepTable
 	lr := newLines(r)
 	for {
@@ -275,18 +227,26 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 		}
 		line := string(b)
 		trimmed := strings.TrimSpace(line)
-		if strings.HasPrefix(trimmed, "#") {
-			if parseTestsComment(trimmed, lr.N(), res, &lay, &libraryCode) {
+		comment, pasted := trimmed, false
+		if !strings.HasPrefix(trimmed, "#") {
+			comment, pasted = pastedLine(trimmed)
+		}
+		if strings.HasPrefix(comment, "#") {
+			if parseTestsComment(comment, lr.N(), res, &lay, &libraryCode) {
 				seen = true
 				switch {
-				case avgBusBWRe.MatchString(trimmed):
+				case avgBusBWRe.MatchString(comment):
 					rowsOpen, footers = 0, footers+1
 					tab.end()
-				case strings.HasPrefix(strings.TrimLeft(trimmed, "# "), "size "):
+				case isHeader(comment):
 					tab.start()
+					headers++
 				}
+				continue
 			}
-			continue
+			if !pasted {
+				continue
+			}
 		}
 		if f, ok := parseFailure(line); ok {
 			f.Line = lr.N()
@@ -343,10 +303,16 @@ func ParseTests(r io.Reader) (*TestsResult, error) {
 		reasons = append(reasons, fmt.Sprintf(`the table stops after %s (%d rows) without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, last, rowsOpen))
 	case rowsOpen > 0:
 		reasons = append(reasons, fmt.Sprintf(`the last table stops after %s (%d rows in it) without its "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, last, rowsOpen))
+	case len(res.Rows) > 0 && headers == 0:
+		reasons = append(reasons, "the rows have no table header before them: the output is an excerpt, and what the columns are is assumed")
 	case len(res.Rows) == 0 && len(res.Failures) == 0:
 		reasons = append(reasons, "no result row and no failure line: the run stopped before its table or the output is an excerpt")
+	case len(res.Rows) == 0:
+		reasons = append(reasons, "the run failed before its first result row")
 	}
 	res.setPartial(reasons)
+	res.Prefix = lr.Prefix()
+	res.setPeak()
 	return res, nil
 }
 
@@ -405,129 +371,6 @@ func (t *TestsResult) setPartial(reasons []string) {
 	}
 }
 
-// parseTestsComment handles one "#" line and reports whether it was one
-// nccl-tests prints.
-func parseTestsComment(line string, n int, res *TestsResult, lay *layout, libraryCode *string) bool {
-	if m := testsVersionRe.FindStringSubmatch(line); m != nil {
-		res.TestsVersion, *libraryCode = clipField(m[1]), clipField(m[2])
-		return true
-	}
-	if m := collectiveRe.FindStringSubmatch(line); m != nil {
-		if res.Collective == "" {
-			res.Collective = clipField(m[1])
-		}
-		return true
-	}
-	if m := deviceRe.FindStringSubmatch(line); m != nil {
-		if len(res.Devices) >= maxDevices {
-			res.DevicesOmitted++
-			return true
-		}
-		res.Devices = append(res.Devices, Device{
-			Rank: atoi(m[1]), Group: atoi(m[2]), PID: atoi(m[3]), Host: clipField(m[4]),
-			Device: atoi(m[5]), BusID: clipField(m[6]), Name: clipField(m[7]),
-		})
-		return true
-	}
-	if m := outOfBoundsRe.FindStringSubmatch(line); m != nil {
-		n := atoi(m[1])
-		res.OutOfBounds = &n
-		return true
-	}
-	if m := avgBusBWRe.FindStringSubmatch(line); m != nil {
-		// nccl-tests prints "nan" when no size ran; that is no average.
-		if v, err := strconv.ParseFloat(m[1], 64); err == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
-			res.AvgBusBW = &v
-		}
-		return true
-	}
-	if m := lastErrorRe.FindStringSubmatch(line); m != nil {
-		res.addFailure(Failure{Kind: "error", Message: clipText(m[1]), Line: n})
-		return true
-	}
-	if l, ok := parseHeader(line); ok {
-		*lay = l
-		return true
-	}
-	return false
-}
-
-func parseFailure(line string) (Failure, bool) {
-	if !strings.Contains(line, "Test ") {
-		return Failure{}, false
-	}
-	if m := traceFailRe.FindStringSubmatch(line); m != nil {
-		return Failure{Kind: "test", Host: clipField(m[1]), PID: atoi(m[2]), Where: clipField(m[3])}, true
-	}
-	if m := checkFailRe.FindStringSubmatch(line); m != nil {
-		return Failure{Kind: clipField(m[2]), Host: clipField(m[1]), Where: clipField(m[3]), Message: clipText(strings.Trim(m[4], `'"`))}, true
-	}
-	return Failure{}, false
-}
-
-// parseRow reads one table line laid out as lay says. Columns past the two
-// placements (a -T timestamp) are ignored.
-func parseRow(f []string, lay layout) (Row, bool) {
-	n := len(lay.lead)
-	if len(f) < n+2*lay.width {
-		return Row{}, false
-	}
-	row := Row{Root: -1}
-	for i, col := range lay.lead {
-		var err error
-		switch col {
-		case "size":
-			row.Size, err = strconv.ParseInt(f[i], 10, 64)
-		case "count":
-			row.Count, err = strconv.ParseInt(f[i], 10, 64)
-		case "type":
-			row.Type = clipField(f[i])
-		case "redop":
-			row.RedOp = clipField(f[i])
-		case "root":
-			row.Root, err = strconv.Atoi(f[i])
-		}
-		if err != nil {
-			return Row{}, false
-		}
-	}
-	var ok1, ok2 bool
-	row.TimeOOP, row.AlgBWOOP, row.BusBWOOP, row.WrongOOP, ok1 = parsePlacement(f[n:n+lay.width], lay.count)
-	row.TimeIP, row.AlgBWIP, row.BusBWIP, row.WrongIP, ok2 = parsePlacement(f[n+lay.width:n+2*lay.width], lay.count)
-	if !ok1 || !ok2 {
-		return Row{}, false
-	}
-	for _, w := range []*int64{row.WrongOOP, row.WrongIP} {
-		if w != nil {
-			row.Wrong += *w
-		}
-	}
-	return row, true
-}
-
-func parsePlacement(f []string, count bool) (time, algbw, busbw float64, wrong *int64, ok bool) {
-	var v [3]float64
-	for i := range v {
-		x, err := strconv.ParseFloat(f[i], 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return 0, 0, 0, nil, false
-		}
-		v[i] = x
-	}
-	if f[3] != "N/A" {
-		// Printed with %g, so a large count may read "1e+06".
-		x, err := strconv.ParseFloat(f[3], 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return 0, 0, 0, nil, false
-		}
-		if count {
-			n := int64(x)
-			wrong = &n
-		}
-	}
-	return v[0], v[1], v[2], wrong, true
-}
-
 // isLogLine reports whether line is NCCL's own debug output.
 func isLogLine(line []byte) bool {
 	_, _, _, ok := splitLogLine(line)
@@ -551,4 +394,13 @@ func versionFromCode(s string) string {
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
+}
+
+// setPeak sets Peak and PeakSize from the rows (see PeakBusBW).
+func (t *TestsResult) setPeak() {
+	if len(t.Rows) == 0 {
+		return
+	}
+	bw, size := t.PeakBusBW()
+	t.Peak, t.PeakSize = &bw, &size
 }

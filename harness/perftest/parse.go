@@ -105,6 +105,9 @@ type Result struct {
 	// stops before perftest's closing dashed line, or it has no result
 	// row. PartialReason says which, naming the last size read, in one or
 	// more sentences joined by "; ". Parse and ParseJSON document the rules.
+	// Prefix is the launcher or collector prefix the output's lines had,
+	// stripped before parsing ("mpirun", "kubectl", ...); "" when none.
+	Prefix        string `json:"prefix,omitempty"`
 	Partial       bool   `json:"partial"`
 	PartialReason string `json:"partial_reason,omitempty"`
 }
@@ -214,6 +217,7 @@ func (r *Result) Row(bytes int64) (Row, bool) {
 func Parse(r io.Reader) (*Result, error) {
 	p := parser{res: &Result{}}
 	lr := bounded.NewLines(r, bounded.MaxLine)
+	lr.StripPrefixes()
 	for {
 		b, ok := lr.Next()
 		if !ok {
@@ -234,6 +238,7 @@ func Parse(r io.Reader) (*Result, error) {
 	}
 	p.finish()
 	p.res.setPartial(p.partialReasons())
+	p.res.Prefix = lr.Prefix()
 	return p.res, nil
 }
 

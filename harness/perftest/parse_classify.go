@@ -88,6 +88,9 @@ var failPrefixes = []string{
 var failTexts = append([]string{
 	"completion with error", "failed", "error=", "not supported", "does not support",
 	"not found", "no available device", "segmentation fault", "core dumped",
+	// perftest refusing its arguments (perftest_parameters.c): the
+	// parser's own line, and the refusals printed before it.
+	"parser function exited with error", "cannot be used without", "supports cuda latency tests with",
 }, errnoTexts...)
 
 // strerror texts for the errnos RDMA setups hit; perftest passes some of

@@ -163,8 +163,10 @@ var bannerKeys = map[string]bool{
 var (
 	kvRe       = regexp.MustCompile(`([^\s:][^:\t]*?)\s*:\s*(\S+)`)
 	testNameRe = regexp.MustCompile(`^(Send|Send_imm|RDMA_Write|RDMA_Write_imm|RDMA_Read|Atomic)\s.*\bTest$`)
-	commandRe  = regexp.MustCompile(`(?:^|[\s#$>])((?:ib_(?:write|read|send|atomic)_(?:bw|lat))(?:\s.*)?)$`)
-	gpuNameRe  = regexp.MustCompile(`device name = \[([^\]]*)\]`)
+	// The command as typed, by any path: "ib_write_bw", "./ib_write_bw",
+	// "~/perftest/ib_write_bw", "/usr/bin/ib_write_bw".
+	commandRe = regexp.MustCompile(`(?:^|[\s#$>])((?:[^\s#$>]*/)?ib_(?:write|read|send|atomic)_(?:bw|lat)(?:\s.*)?)$`)
+	gpuNameRe = regexp.MustCompile(`device name = \[([^\]]*)\]`)
 )
 
 func (p *parser) header(s string) {

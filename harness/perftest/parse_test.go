@@ -225,6 +225,11 @@ func TestEveryRecordedOutputHasACase(t *testing.T) {
 		covered[tc.file] = true
 	}
 	for _, f := range files {
+		// cmd/gdrcheck's corpus test checks the files with a golden.
+		golden := filepath.Join(corpus, "..", "golden", "perftest", strings.TrimSuffix(filepath.Base(f), ".txt")+".json")
+		if _, err := os.Stat(golden); err == nil && !covered[filepath.Base(f)] {
+			continue
+		}
 		if !covered[filepath.Base(f)] {
 			t.Errorf("%s has no case in TestParseRecordedOutputs", filepath.Base(f))
 		}

@@ -36,6 +36,7 @@ type Lines struct {
 	n         int    // the number of the line last returned (1-based), skipped lines counted
 	err       error  // a read error other than io.EOF
 	stopped   error  // the *StopError that ended the input before its end
+	pfx       prefixes
 }
 
 // NewLines reads r a line at a time, lines up to max bytes.
@@ -67,7 +68,7 @@ func (l *Lines) Next() ([]byte, bool) {
 			if n := len(b); n > 0 && b[n-1] == '\r' {
 				b = b[:n-1]
 			}
-			return b, true
+			return l.strip(b), true
 		case bufio.ErrBufferFull:
 			switch {
 			case l.over:
