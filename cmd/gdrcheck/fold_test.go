@@ -92,7 +92,7 @@ func TestCollect64NodesFoldsAndNamesTheFailingNodes(t *testing.T) {
 	if got := strings.Count(html, `<section class="card node"`); got != 2 {
 		t.Errorf("%d node sections, want 2 (the healthy group and the failing one)", got)
 	}
-	if !strings.Contains(html, `<a class="bad" href="#node-1">gpu00026</a>`) {
+	if !strings.Contains(html, `<a class="bad" href="#node-1">gpu00026 <span class="mark">FAIL</span></a>`) {
 		t.Error("the node index does not mark gpu00026 failing")
 	}
 
