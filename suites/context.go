@@ -7,6 +7,7 @@ import (
 	"github.com/onsi/ginkgo/v2"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/harness/mpi"
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/perftest"
@@ -77,6 +78,8 @@ type Context struct {
 	// ScalingErr says why there are none.
 	Scaling    *nccl.Scaling
 	ScalingErr error
+	// MPI is how the node's MPI and UCX were built, for the mpi area.
+	MPI *mpi.Facts
 
 	interrupt context.Context // RunOptions.Ctx
 }
@@ -108,6 +111,16 @@ func Current() *Context {
 // when areas size their specs to what was measured (one per node count);
 // nil outside a run, where there is nothing to size.
 func Planned() *Context { return current }
+
+// MPIFacts returns the MPI and UCX build facts, skipping the spec where
+// they were not collected.
+func MPIFacts() mpi.Facts {
+	c := Current()
+	if c.MPI == nil {
+		CannotRun("MPI and UCX were not looked at in this run")
+	}
+	return *c.MPI
+}
 
 // Evidence is Current().Evidence.
 func Evidence() *node.Evidence { return Current().Evidence }

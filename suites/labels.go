@@ -16,6 +16,7 @@ var labels = map[string]string{
 	"collectives": "nccl-tests collectives: the direct path NCCL should take, bus bandwidth against the baseline",
 	"negative":    "forced NCCL fallbacks (P2P, SHM, GDR, IB disabled, remote NIC) are detected",
 	"fabric":      "RDMA rail ports active at their rate, error counters still during the benchmarks, no NIC traffic on NVLink runs, GPU vs host RDMA bandwidth",
+	"mpi":         "CUDA-aware MPI over UCX: Open MPI built with CUDA, UCX with its cuda transports and gdr_copy, named before any benchmark",
 	"container":   "the direct path from inside the workload's container: device nodes, memlock, CAP_IPC_LOCK, RDMA devices, dma-buf export",
 	ScalingArea:   "all_reduce across 1, 2, 4 ... N nodes of an allocation: bus bandwidth and latency against the baseline, efficiency, outlier nodes and the pairwise pass that names a slow one",
 }
@@ -38,7 +39,8 @@ func Labels() []string {
 // environment gdrcheck itself runs in, which means something inside the
 // workload's container (gdrcheck submit --container-image), not on the
 // bare host.
-var optIn = map[string]bool{"container": true, ScalingArea: true}
+// The mpi suite judges a software stack many GPU nodes do not carry.
+var optIn = map[string]bool{"container": true, "mpi": true, ScalingArea: true}
 
 // Defaults are the areas a run without --suites runs.
 func Defaults() []string {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gdrcheck/gdrcheck/harness/mpi"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/internal/ttar"
 	"github.com/gdrcheck/gdrcheck/reports"
@@ -59,6 +60,11 @@ ticket); anything else writes a directory. Run it as root: PCI config space
 			}
 			meta, err := h.Snapshot(dir, node.DefaultSources(h), "gdrcheck "+version)
 			if err != nil {
+				return err
+			}
+			// The mpi suite's commands run here, on the live host,
+			// so that a replay judges what they printed.
+			if err := mpi.Record(dir, mpi.Collect("/", true)); err != nil {
 				return err
 			}
 			for _, p := range meta.Problems {

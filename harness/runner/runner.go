@@ -14,11 +14,14 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
+	"github.com/gdrcheck/gdrcheck/harness/mpi"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 	"github.com/gdrcheck/gdrcheck/suites/compat"
+	mpisuite "github.com/gdrcheck/gdrcheck/suites/mpi"
 
 	// The spec areas register themselves.
 	_ "github.com/gdrcheck/gdrcheck/suites/areas"
@@ -153,6 +156,13 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 		if ev.Fatal() == nil {
 			printKnownBad(opt.Progress, compat.FromEvidence(ev, ""))
 		}
+		// Before any benchmark, and on a node whose evidence failed too:
+		// the build facts need no GPU.
+		if slices.Contains(opt.Suites, "mpi") {
+			f := mpi.Collect(h.Root(), h.Live())
+			sc.MPI = &f
+			printMisbuilds(opt.Progress, f)
+		}
 		if p, ok := ev.Unusable("libcuda"); ok && suites.NeedNCCL(opt.Suites) {
 			sc.NCCLErr = fmt.Errorf("nccl-tests not run: libcuda could not be used, so no CUDA program can (%s)", p.Message)
 			sc.NCCLBlocked = true
@@ -222,4 +232,34 @@ func printKnownBad(w io.Writer, f compat.Facts) {
 	for _, h := range compat.Match(f) {
 		fmt.Fprintf(w, "known-bad combination (%s%s): %s\n", h.Rule.Severity, from, h)
 	}
+}
+
+// printMisbuilds tells the progress writer, before any benchmark, each
+// MPI or UCX misbuild the mpi suite will fail and why it could not look.
+// What ompi_info printed is the node's: control characters in it are
+// shown as '?', never sent to the terminal.
+func printMisbuilds(w io.Writer, f mpi.Facts) {
+	if w == nil {
+		return
+	}
+	for _, c := range []struct {
+		what string
+		c    mpisuite.Check
+	}{{"MPI", mpisuite.MPICUDA(f)}, {"UCX", mpisuite.UCXCUDA(f)}, {"gdr_copy", mpisuite.GDRCopy(f)}} {
+		switch {
+		case c.c.Failed != "":
+			fmt.Fprintf(w, "%s misbuild: %s\n", c.what, printable(c.c.Failed))
+		case c.c.Unknown != "":
+			fmt.Fprintf(w, "%s not judged: %s\n", c.what, printable(c.c.Unknown))
+		}
+	}
+}
+
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return '?'
+	}, s)
 }

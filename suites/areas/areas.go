@@ -8,6 +8,7 @@ import (
 	_ "github.com/gdrcheck/gdrcheck/suites/container"
 	_ "github.com/gdrcheck/gdrcheck/suites/fabric"
 	_ "github.com/gdrcheck/gdrcheck/suites/kernel"
+	_ "github.com/gdrcheck/gdrcheck/suites/mpi"
 	_ "github.com/gdrcheck/gdrcheck/suites/negative"
 	_ "github.com/gdrcheck/gdrcheck/suites/scaling"
 	_ "github.com/gdrcheck/gdrcheck/suites/topology"

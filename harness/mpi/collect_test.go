@@ -1,0 +1,50 @@
+package mpi
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Record and Collect round-trip: a snapshot of a live host replays as the
+// same facts, its module listing as empty files where they lay.
+func TestRecordReplays(t *testing.T) {
+	want := Facts{
+		Recorded:   true,
+		OMPIInfo:   Command{Argv: ompiInfoArgv, Path: "/usr/bin/ompi_info", Output: "mca:opal:base:param:opal_built_with_cuda_support:value:false\n"},
+		UCXInfo:    Command{Argv: ucxInfoArgv},
+		UCXModules: []ModuleDir{{Dir: "/usr/lib/x86_64-linux-gnu/ucx", Files: []string{"libuct_cma.so.0", "libuct_ib.so.0"}, Modules: []string{"cma", "ib"}}},
+		GDRDrv:     true,
+		UCXTLS:     "rc,cuda_copy",
+	}
+	dst := t.TempDir()
+	if err := Record(dst, want); err != nil {
+		t.Fatal(err)
+	}
+	// A file that is no module is not listed.
+	if err := os.WriteFile(filepath.Join(dst, "usr/lib/x86_64-linux-gnu/ucx/README"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := Collect(dst, false)
+	if !got.Recorded || got.OMPIInfo.Output != want.OMPIInfo.Output || !got.GDRDrv || got.UCXTLS != want.UCXTLS || len(got.Errors) > 0 ||
+		len(got.UCXModules) != 1 || !slices.Equal(got.UCXModules[0].Files, want.UCXModules[0].Files) || !slices.Equal(got.UCXModules[0].Modules, want.UCXModules[0].Modules) {
+		t.Errorf("replay:\n got %+v\nwant %+v", got, want)
+	}
+	if f := Collect(t.TempDir(), false); f.Recorded || f.UCXPresent() {
+		t.Errorf("empty recording: %+v", f)
+	}
+}
+
+// A recording whose mpi.json is not JSON says so, naming the file.
+func TestCollectBadRecording(t *testing.T) {
+	dst := t.TempDir()
+	if err := writeFile(dst, Recording, []byte("{not json")); err != nil {
+		t.Fatal(err)
+	}
+	f := Collect(dst, false)
+	if f.Recorded || len(f.Errors) != 1 || !strings.Contains(f.Errors[0], Recording) {
+		t.Errorf("got %+v", f)
+	}
+}

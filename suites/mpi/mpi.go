@@ -1,0 +1,48 @@
+// Package mpi holds the specs on CUDA-aware MPI over UCX: before any
+// benchmark, that Open MPI was built with CUDA support, that UCX has its
+// cuda transports, and that gdr_copy is there where UCX was set up for it.
+// Each misbuild fails naming its cause and fix; a node without MPI or UCX
+// skips as could-not-run.
+package mpi
+
+import (
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/gdrcheck/gdrcheck/harness/ucx"
+	"github.com/gdrcheck/gdrcheck/suites"
+)
+
+func ucxDirs() []string { return ucx.ModuleDirs }
+
+// judge turns a Check into the running spec's outcome.
+func judge(c Check) {
+	for _, n := range c.Notes {
+		suites.Note("%s", n)
+	}
+	switch {
+	case c.Unknown != "":
+		suites.CannotRun(c.Unknown)
+	case c.Skip != "":
+		suites.NotApplicable(c.Skip)
+	}
+	var bad []string
+	if c.Failed != "" {
+		bad = append(bad, c.Failed)
+	}
+	Expect(bad).To(suites.HaveNoFindings())
+}
+
+var _ = suites.Describe("mpi", func() {
+	It("has an Open MPI built with CUDA support", func() {
+		judge(MPICUDA(suites.MPIFacts()))
+	})
+
+	It("has UCX with its cuda transports", func() {
+		judge(UCXCUDA(suites.MPIFacts()))
+	})
+
+	It("has gdr_copy where UCX is set up for it", func() {
+		judge(GDRCopy(suites.MPIFacts()))
+	})
+})
