@@ -82,6 +82,12 @@ func TestEachFieldCauseVariantFailsForItsOwnReason(t *testing.T) {
 		{"persistence off (#42)", editGPU(1, func(g map[string]any) { g["persistence"] = false }),
 			"topology / keeps persistence mode on for every GPU",
 			"GPU 1 0000:19:00.0 has persistence mode off", true, "topology,kernel,bar1"},
+		{"Xid 79 in kmsg (#16)", writeFile("gdrcheck/kmsg.txt", "NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"),
+			"kernel / logs no Xid that breaks the direct path (79, 74, 144-149)",
+			"kernel log: NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.: the GPU fell off the bus; drain the node", false, "topology,kernel,bar1"},
+		{"Xid 145 in kmsg (#17)", writeFile("gdrcheck/kmsg.txt", "NVRM: Xid (PCI:0000:38:00): 145, NVLink: RLW Error Interrupt\n"),
+			"kernel / logs no Xid that breaks the direct path (79, 74, 144-149)",
+			"an NVLink error; drain the node", false, "topology,kernel,bar1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
