@@ -17,6 +17,13 @@ type GPU struct {
 	BAR1        *BAR1   `json:"bar1,omitempty"`       // nvmlDeviceGetBAR1MemoryInfo
 	PerfState   *int    `json:"perf_state,omitempty"` // nvmlDeviceGetPerformanceState (0 = P0)
 	NVLinks     NVLinks `json:"nvlinks"`
+	// MIG is nvmlDeviceGetMigMode's current mode, true when MIG is on;
+	// nil on parts without MIG (NOT_SUPPORTED) or a recording made
+	// before gdrcheck read it.
+	MIG *bool `json:"mig,omitempty"`
+	// Persistence is nvmlDeviceGetPersistenceMode; nil when NVML could
+	// not say.
+	Persistence *bool `json:"persistence,omitempty"`
 	// C2C is an NVLink-C2C link to the GPU's own CPU (Grace:
 	// GH200, GB200), from NVML's FI_DEV_C2C_LINK_COUNT: NICs on that
 	// CPU are reached through it rather than over PCIe (class P2C).

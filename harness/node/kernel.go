@@ -43,6 +43,9 @@ type KernelFacts struct {
 	// read at all.
 	Log         []string `json:"log,omitempty"`
 	LogReadable bool     `json:"log_readable"`
+	// Xids are the kernel log's NVRM Xid lines that break the direct
+	// path (xidTrouble): a GPU off the bus, NVLink errors.
+	Xids []string `json:"xids,omitempty"`
 }
 
 // PeermemInfo is the nvidia_peermem module.
@@ -97,7 +100,15 @@ func (h Host) Kernel() (KernelFacts, error) {
 	if _, ok := clients["nv_mem"]; ok && k.Peermem.Loaded {
 		k.Peermem.Registered, k.Peermem.Client = true, "nv_mem"
 	}
-	k.Log, k.LogReadable = h.kernelLog()
+	lines, readable := h.kernelLog()
+	k.LogReadable = readable
+	for _, l := range lines {
+		if xidTrouble.MatchString(l) {
+			k.Xids = append(k.Xids, l)
+		} else {
+			k.Log = append(k.Log, l)
+		}
+	}
 	return k, nil
 }
 
@@ -187,6 +198,12 @@ func (h Host) peerClients() (map[string]string, error) {
 // "disagrees about version of symbol"), or nvidia_peermem's own errors.
 var peerTrouble = regexp.MustCompile(`(?i)(nvidia_peermem|nv_peer_mem|nv_mem|peer_mem|ib_register_peer_memory_client).*(unknown symbol|disagrees about version|invalid context|error|fail)|(unknown symbol|disagrees about version).*(peer_mem|peermem|ib_register_peer_memory_client)`)
 
+// xidTrouble matches the NVRM Xid records that break GPUDirect: 79, the
+// GPU fell off the bus (NVIDIA/NVSentinel#155, leptonai/gpud#1209); 74
+// and 144-149, NVLink errors (NVIDIA/open-gpu-kernel-modules#1355,
+// leptonai/gpud#1160). "NVRM: Xid (PCI:0000:18:00): 79, pid=..., ...".
+var xidTrouble = regexp.MustCompile(`NVRM: Xid \(PCI:[0-9A-Fa-f:.]+\): (79|74|14[4-9]),`)
+
 // kmsgRecording is where snapshots keep the kernel log.
 const kmsgRecording = "gdrcheck/kmsg.txt"
 
@@ -212,20 +229,29 @@ func (h Host) kernelLog() ([]string, bool) {
 func filterLog(text string) []string { return filterLogFrom(strings.NewReader(text)) }
 
 // filterLogFrom keeps the distinct trouble lines of a kernel log, sorted:
-// the first maxLogLines, each clipped to maxLogLine bytes. A line over
+// the first maxLogLines of each kind (peer memory, Xid), each clipped to
+// maxLogLine bytes. A line over
 // maxKmsgLine is no kernel record and is skipped.
 func filterLogFrom(r io.Reader) []string {
 	var out []string
 	seen := map[string]bool{}
+	peer, xid := 0, 0
 	take := func(b []byte) {
 		// /dev/kmsg records are "prio,seq,usec,flags;message".
 		if i := bytes.IndexByte(b, ';'); i >= 0 && bytes.Count(b[:i], []byte(",")) >= 3 {
 			b = b[i+1:]
 		}
 		b = bytes.TrimSpace(b)
-		if len(out) < maxLogLines && len(b) > 0 && peerTrouble.Match(b) {
+		n := &peer
+		if xidTrouble.Match(b) {
+			n = &xid
+		} else if !peerTrouble.Match(b) {
+			return
+		}
+		if *n < maxLogLines {
 			if l := bounded.Clip(b, maxLogLine); !seen[l] {
 				seen[l] = true
+				*n++
 				out = append(out, l)
 			}
 		}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,6 +51,29 @@ func TestFilterLogKeepsOnlyPeerMemoryTrouble(t *testing.T) {
 		"nvidia_peermem: Unknown symbol ib_register_peer_memory_client (err -2)",
 		"nvidia_peermem: disagrees about version of symbol ib_umem_get",
 	}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}
+
+// Xid records in the form the driver writes them (NVIDIA's "Xid Errors"
+// document): 79 and the NVLink ones are kept, application Xids are not.
+func TestFilterLogKeepsTheXidsThatBreakTheDirectPath(t *testing.T) {
+	kmsg := strings.Join([]string{
+		"4,900,123456789,-;NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+		"[ 1234.5] NVRM: Xid (PCI:0000:99:00): 74, pid=1234, name=python, Ch 00000008, errorString CTX SWITCH TIMEOUT",
+		"NVRM: Xid (PCI:0000:38:00): 145, NVLink: RLW Error Interrupt",
+		"NVRM: Xid (PCI:0000:18:00): 13, pid=4321, name=train, Graphics SM Warp Exception",
+		"NVRM: Xid (PCI:0000:18:00): 31, pid=4321, name=train, Ch 00000010, intr 10000000. MMU Fault",
+		"NVRM: Xid (PCI:0000:18:00): 7940, not an Xid gdrcheck knows",
+	}, "\n")
+	got := filterLog(kmsg)
+	want := []string{
+		"NVRM: Xid (PCI:0000:18:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+		"NVRM: Xid (PCI:0000:38:00): 145, NVLink: RLW Error Interrupt",
+		"[ 1234.5] NVRM: Xid (PCI:0000:99:00): 74, pid=1234, name=python, Ch 00000008, errorString CTX SWITCH TIMEOUT",
+	}
+	slices.Sort(want)
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("got %q\nwant %q", got, want)
 	}

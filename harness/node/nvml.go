@@ -124,6 +124,14 @@ func nvmlGPU(i int, d nvml.Device) (GPU, error) {
 		g.PerfState = &ps
 	}
 	g.C2C = c2cLinks(d) > 0
+	if cur, _, ret := d.GetMigMode(); ret == nvml.SUCCESS {
+		on := cur == nvml.DEVICE_MIG_ENABLE
+		g.MIG = &on
+	}
+	if m, ret := d.GetPersistenceMode(); ret == nvml.SUCCESS {
+		on := m == nvml.FEATURE_ENABLED
+		g.Persistence = &on
+	}
 	for l := 0; l < maxNVLinks; l++ {
 		st, ret := d.GetNvLinkState(l)
 		if ret != nvml.SUCCESS {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+	"github.com/NVIDIA/go-nvml/pkg/nvml/mock/server"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/node/nodetest"
@@ -43,13 +44,19 @@ func TestCollectNVMLReadsEveryGPUAndPairOfTheDGXH200Mock(t *testing.T) {
 }
 
 func TestNVMLRecordingReplaysToTheSameFacts(t *testing.T) {
-	want, err := node.CollectNVML(nodetest.DGXH200())
+	s := nodetest.DGXH200()
+	// One GPU in MIG mode, as nvidia-smi -mig 1 leaves it.
+	s.Devices[2].(*server.Device).MigMode = nvml.DEVICE_MIG_ENABLE
+	want, err := node.CollectNVML(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := node.CollectNVML(node.ReplayNVML(node.NVMLRecording{NVMLFacts: want}))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if g := want.GPUs[2]; g.MIG == nil || !*g.MIG || *want.GPUs[1].MIG || g.Persistence == nil || !*g.Persistence {
+		t.Errorf("GPU 2 MIG %v persistence %v, GPU 1 MIG %v; want MIG on only on GPU 2, persistence on", g.MIG, g.Persistence, want.GPUs[1].MIG)
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("replayed facts differ:\n got %+v\nwant %+v", got, want)

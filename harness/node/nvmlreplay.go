@@ -208,6 +208,24 @@ func replayDevice(g GPU) *mock.Device {
 			}
 			return nvml.Pstates(*g.PerfState), nvml.SUCCESS
 		},
+		GetMigModeFunc: func() (int, int, nvml.Return) {
+			if g.MIG == nil {
+				return 0, 0, nvml.ERROR_NOT_SUPPORTED
+			}
+			if *g.MIG {
+				return nvml.DEVICE_MIG_ENABLE, nvml.DEVICE_MIG_ENABLE, nvml.SUCCESS
+			}
+			return nvml.DEVICE_MIG_DISABLE, nvml.DEVICE_MIG_DISABLE, nvml.SUCCESS
+		},
+		GetPersistenceModeFunc: func() (nvml.EnableState, nvml.Return) {
+			if g.Persistence == nil {
+				return 0, nvml.ERROR_NOT_SUPPORTED
+			}
+			if *g.Persistence {
+				return nvml.FEATURE_ENABLED, nvml.SUCCESS
+			}
+			return nvml.FEATURE_DISABLED, nvml.SUCCESS
+		},
 		GetNvLinkStateFunc: func(l int) (nvml.EnableState, nvml.Return) {
 			if l >= g.NVLinks.Total {
 				if g.NVLinks.Total == 0 {

@@ -122,6 +122,22 @@ var _ = suites.Describe("kernel", func() {
 		Expect(hits).To(suites.BeOutsideKnownBadCells())
 	})
 
+	// Xid 79 (a GPU fell off the bus: NVIDIA/NVSentinel#155,
+	// leptonai/gpud#1209) and the NVLink Xids 74 and 144-149
+	// (NVIDIA/open-gpu-kernel-modules#1355) leave GPUDirect broken until
+	// the GPU is reset; NVML may still answer for the rest.
+	It("logs no Xid that breaks the direct path (79, 74, 144-149)", func() {
+		k := ev.Kernel
+		if !k.LogReadable {
+			suites.NotApplicable("kernel log not readable (/dev/kmsg needs root): Xids were not checked")
+		}
+		var bad []string
+		for _, l := range k.Xids {
+			bad = append(bad, "kernel log: "+l+": "+xidFix(l))
+		}
+		Expect(bad).To(suites.HaveNoFindings())
+	})
+
 	It("has no conflicting or failing peer-memory modules", func() {
 		k := ev.Kernel
 		var bad []string
@@ -141,6 +157,14 @@ var _ = suites.Describe("kernel", func() {
 		Expect(bad).To(suites.HaveNoFindings())
 	})
 })
+
+// xidFix says what an admin does about an Xid line xidTrouble kept.
+func xidFix(line string) string {
+	if strings.Contains(line, "): 79,") {
+		return "the GPU fell off the bus; drain the node, reset or reseat the GPU (check its power and riser), and replace it if it falls off again"
+	}
+	return "an NVLink error; drain the node, check nvidia-smi nvlink -s and -e, reset the GPU, and have the link, bridge or switch tray serviced if it recurs"
+}
 
 func attr(v *int) string {
 	if v == nil {

@@ -160,6 +160,64 @@ var _ = suites.Describe("topology", func() {
 		Expect(bad).To(suites.HaveNoFindings())
 	})
 
+	// MIG takes peer access and NVLS away from the GPU: NCCL falls back
+	// to host memory or fails (NVIDIA/nccl#1716).
+	It("has MIG off on every GPU", func() {
+		suites.SkipWithout(node.SourceNVML, "MIG mode is known only to NVML")
+		var bad []string
+		known := 0
+		for _, g := range ev.GPUs {
+			if g.MIG == nil {
+				continue
+			}
+			known++
+			if *g.MIG {
+				bad = append(bad, fmt.Sprintf("%s has MIG enabled: MIG instances get no GPU peer access and no GPUDirect RDMA path for NCCL; disable it (nvidia-smi -i %d -mig 0, then reset the GPU) or keep this node out of GPUDirect jobs", suites.GPUName(g), g.Index))
+			}
+		}
+		if known == 0 {
+			suites.Note("no GPU reports a MIG mode (parts without MIG, or a recording made before gdrcheck read it)")
+		}
+		Expect(bad).To(suites.HaveNoFindings())
+	})
+
+	// One dead link slows every collective crossing that GPU; a node's
+	// GPUs of one model are wired alike, so the best of them sets the
+	// count (some SKUs wire fewer than NVML answers for: H100 PCIe
+	// bridges 12 of 18, Azure/azurehpc-health-checks#162).
+	It("has every NVLink of each GPU up", func() {
+		suites.SkipWithout(node.SourceNVML, "NVLink state is known only to NVML")
+		want := map[string]int{}
+		for _, g := range ev.GPUs {
+			want[g.Name] = max(want[g.Name], g.NVLinks.Up)
+		}
+		var bad []string
+		for _, g := range ev.GPUs {
+			l := g.NVLinks
+			if l.Total == 0 {
+				continue
+			}
+			if w := want[g.Name]; l.Up < w {
+				bad = append(bad, fmt.Sprintf("%s has %d of %d NVLinks up, its peers %d: a link is down (Xid 74/144-149 in the kernel log, a bad NVLink cable, bridge or switch tray); run nvidia-smi nvlink -s -i %d, reset the GPU, and have the links serviced if they stay down", suites.GPUName(g), l.Up, l.Total, w, g.Index))
+			} else if l.Up < l.Total {
+				suites.Note("%s has %d of %d NVLinks up, as every %s here: taken as how the SKU is wired", suites.GPUName(g), l.Up, l.Total, g.Name)
+			}
+		}
+		Expect(bad).To(suites.HaveNoFindings())
+	})
+
+	// Persistence off slows the direct path's start, not its speed: each
+	// job re-initialises the GPUs, and container runtimes time out
+	// (NVIDIA/nvidia-container-toolkit#202). A warning, never a failure.
+	It("keeps persistence mode on for every GPU", func() {
+		suites.SkipWithout(node.SourceNVML, "persistence mode is known only to NVML")
+		for _, g := range ev.GPUs {
+			if g.Persistence != nil && !*g.Persistence {
+				suites.Warn("%s has persistence mode off: the driver tears the GPU down between jobs, so every job starts slowly and container runtimes may time out; run nvidia-persistenced (systemctl enable --now nvidia-persistenced)", suites.GPUName(g))
+			}
+		}
+	})
+
 	It("matches the expected inventory", func() {
 		if cfg.Expect == nil {
 			suites.NotApplicable("no expected inventory given (--expect)")

@@ -28,6 +28,7 @@ func DGXH200() *server.Server {
 		x16 := func() (int, nvml.Return) { return 16, nvml.SUCCESS }
 		dev.GetCurrPcieLinkGenerationFunc, dev.GetMaxPcieLinkGenerationFunc = gen5, gen5
 		dev.GetCurrPcieLinkWidthFunc, dev.GetMaxPcieLinkWidthFunc = x16, x16
+		dev.GetPersistenceModeFunc = func() (nvml.EnableState, nvml.Return) { return nvml.FEATURE_ENABLED, nvml.SUCCESS }
 		dev.GetPerformanceStateFunc = func() (nvml.Pstates, nvml.Return) { return nvml.PSTATE_0, nvml.SUCCESS }
 		dev.GetNvLinkStateFunc = func(l int) (nvml.EnableState, nvml.Return) {
 			if l >= 18 {

@@ -1,0 +1,184 @@
+package arch_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// specPatterns reads every spec the suites register, as "area / name"
+// patterns: It's name is a literal, a literal joined with an expression
+// (negative's modes) or a fmt.Sprintf (scaling's node counts), so each
+// becomes an anchored regular expression. A name it cannot read fails.
+func specPatterns(t *testing.T) []*regexp.Regexp {
+	t.Helper()
+	fset := token.NewFileSet()
+	consts := map[string]string{} // suites' string constants, for Describe(suites.ScalingArea)
+	var files []*ast.File
+	err := filepath.WalkDir("suites", func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		for _, decl := range f.Decls {
+			if g, ok := decl.(*ast.GenDecl); ok && g.Tok == token.CONST {
+				for _, s := range g.Specs {
+					vs := s.(*ast.ValueSpec)
+					for i, n := range vs.Names {
+						if i < len(vs.Values) {
+							if l, ok := vs.Values[i].(*ast.BasicLit); ok && l.Kind == token.STRING {
+								consts[f.Name.Name+"."+n.Name], _ = strconv.Unquote(l.Value)
+							}
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	str := func(e ast.Expr) (string, bool) {
+		switch e := e.(type) {
+		case *ast.BasicLit:
+			s, err := strconv.Unquote(e.Value)
+			return s, err == nil && e.Kind == token.STRING
+		case *ast.SelectorExpr:
+			if x, ok := e.X.(*ast.Ident); ok {
+				s, ok := consts[x.Name+"."+e.Sel.Name]
+				return s, ok
+			}
+		}
+		return "", false
+	}
+	verb := regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
+	var pattern func(e ast.Expr) (string, bool)
+	pattern = func(e ast.Expr) (string, bool) {
+		if s, ok := str(e); ok {
+			return regexp.QuoteMeta(s), true
+		}
+		switch e := e.(type) {
+		case *ast.BinaryExpr:
+			a, aok := pattern(e.X)
+			b, bok := pattern(e.Y)
+			if !aok {
+				a, aok = ".+", true
+			}
+			if !bok {
+				b, bok = ".+", true
+			}
+			return a + b, e.Op == token.ADD
+		case *ast.CallExpr:
+			if sel, ok := e.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Sprintf" && len(e.Args) > 0 {
+				if f, ok := str(e.Args[0]); ok {
+					parts := verb.Split(f, -1)
+					for i := range parts {
+						parts[i] = regexp.QuoteMeta(parts[i])
+					}
+					return strings.Join(parts, ".+"), true
+				}
+			}
+		}
+		return "", false
+	}
+	var out []*regexp.Regexp
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			c, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := c.Fun.(*ast.SelectorExpr)
+			if !ok || sel.Sel.Name != "Describe" || len(c.Args) != 2 {
+				return true
+			}
+			area, ok := str(c.Args[0])
+			if !ok {
+				t.Errorf("%s: cannot read the area of Describe", fset.Position(c.Pos()))
+				return false
+			}
+			ast.Inspect(c.Args[1], func(n ast.Node) bool {
+				it, ok := n.(*ast.CallExpr)
+				if id, isID := func() (*ast.Ident, bool) {
+					if !ok {
+						return nil, false
+					}
+					id, ok := it.Fun.(*ast.Ident)
+					return id, ok
+				}(); !isID || id.Name != "It" || len(it.Args) == 0 {
+					return true
+				}
+				p, ok := pattern(it.Args[0])
+				if !ok {
+					t.Errorf("%s: cannot read the spec name of It", fset.Position(it.Pos()))
+					return true
+				}
+				out = append(out, regexp.MustCompile("^"+regexp.QuoteMeta(area+" / ")+p+"$"))
+				return true
+			})
+			return false
+		})
+	}
+	return out
+}
+
+// Every spec docs/field-causes.md names is one the suites register, and
+// the table holds each of the 42 causes once.
+func TestFieldCausesNameOnlySpecsThatExist(t *testing.T) {
+	specs := specPatterns(t)
+	if len(specs) < 30 {
+		t.Fatalf("read %d specs from suites/, expected every area's", len(specs))
+	}
+	b, err := os.ReadFile("docs/field-causes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile(`^\| (\d+) \|`)
+	named := regexp.MustCompile("`([a-z0-9]+ / [^`]+)`")
+	seen := map[int]bool{}
+	for i, l := range strings.Split(string(b), "\n") {
+		m := row.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		if seen[n] {
+			t.Errorf("docs/field-causes.md:%d: cause %d listed twice", i+1, n)
+		}
+		seen[n] = true
+		cells := strings.Split(strings.Trim(l, "| "), " | ")
+		if len(cells) != 5 {
+			t.Errorf("docs/field-causes.md:%d: %d cells, want # | cause | sources | status | specs", i+1, len(cells))
+			continue
+		}
+		status, cell := cells[3], cells[4]
+		if status != "caught" && status != "partly" && status != "not" {
+			t.Errorf("docs/field-causes.md:%d: status %q, want caught, partly or not", i+1, status)
+		}
+		for _, s := range named.FindAllStringSubmatch(cell, -1) {
+			found := false
+			for _, p := range specs {
+				found = found || p.MatchString(s[1])
+			}
+			if !found {
+				t.Errorf("docs/field-causes.md:%d: cause %d names %q, which no suite registers", i+1, n, s[1])
+			}
+		}
+	}
+	for n := 1; n <= 42; n++ {
+		if !seen[n] {
+			t.Errorf("docs/field-causes.md has no row for cause %d", n)
+		}
+	}
+}
