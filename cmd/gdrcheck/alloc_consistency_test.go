@@ -93,7 +93,7 @@ func TestCollectNamesTheNodeOddInGIDIndexAndTheOneOddInMTU(t *testing.T) {
 	}
 	want := map[string]string{
 		"gives NCCL the same RoCE v2 GID index on every node": `3 of 4 have "3"; 1 odd out: node2 has "5"`,
-		"runs every node's RoCE ports at the same active MTU":  `3 of 4 have "4096"; 1 odd out: node4 has "1024"`,
+		"runs every node's RoCE ports at the same active MTU": `3 of 4 have "4096"; 1 odd out: node4 has "1024"`,
 	}
 	for name, msg := range want {
 		if !strings.Contains(failed[name], msg) {
