@@ -103,9 +103,9 @@ func TestCollectNamesTheNodeOddInGIDIndexAndTheOneOddInMTU(t *testing.T) {
 	if len(failed) != len(want) {
 		t.Errorf("failed specs %v, want only the GID index and the MTU", failed)
 	}
-	for _, n := range []string{"node2", "node4"} {
-		if !strings.Contains(r.stdout, n) {
-			t.Errorf("the tables do not name %s:\n%s", n, r.stdout)
+	for _, odd := range []string{`node2 has "5"`, `node4 has "1024"`} {
+		if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), odd) {
+			t.Errorf("the console does not say %s:\n%s", odd, r.stdout)
 		}
 	}
 }
