@@ -96,9 +96,27 @@ func Collect(dir, note string) (*Merged, error) { return CollectAmended(dir, not
 // suite through it.
 type Amend func(n results.Node, runs []results.Run) results.Node
 
+// Judge sees every node as it is merged, then judges the allocation as a
+// whole: suites/allocation's Tally, handed in by cmd/gdrcheck, since
+// slurm judges nothing itself.
+type Judge interface {
+	Add(n results.Node)
+	// Suite is the verdict over the nodes added; false when there was
+	// nothing to compare.
+	Suite() (results.Suite, bool)
+}
+
 // CollectAmended is Collect with every node passed through amend (nil:
 // none) before it is written.
 func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
+	return CollectJudged(dir, note, amend, nil)
+}
+
+// CollectJudged is CollectAmended with judge (nil: none) shown every node;
+// its suite goes on the allocation entry. A job without one (no scaling)
+// gets an allocation entry for the suite only when the suite failed, so
+// a healthy job's report keeps its shape.
+func CollectJudged(dir, note string, amend Amend, judge Judge) (*Merged, error) {
 	jd, err := openJobDir(dir)
 	if err != nil {
 		return nil, err
@@ -147,7 +165,18 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 	// Past results.FoldAbove nodes, alike nodes fold into groups: the
 	// reports of 16,384 nodes hold a few hundred in full.
 	fold := results.NewFolder(0)
+	allocated := false
 	add := func(e *results.Encoder, n results.Node) error {
+		if n.Name == AllocationNode {
+			allocated = true
+			if judge != nil {
+				if s, ok := judge.Suite(); ok {
+					n.Suites = append(n.Suites, s)
+				}
+			}
+		} else if judge != nil {
+			judge.Add(n)
+		}
 		if amend != nil {
 			var runs []results.Run
 			if n.Name == AllocationNode {
@@ -224,6 +253,11 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 				return err
 			}
 		}
+		if s, ok := judgeSuite(judge); ok && !allocated && s.Counts().Failed > 0 {
+			if err := add(e, results.Node{Name: AllocationNode, Status: results.NodeEvaluated, Started: res.Started, Finished: time.Now().UTC()}); err != nil {
+				return err
+			}
+		}
 		res.Finished = time.Now().UTC()
 		res.Nodes = fold.Nodes()
 		return e.End(res)
@@ -232,6 +266,13 @@ func CollectAmended(dir, note string, amend Amend) (*Merged, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+func judgeSuite(j Judge) (results.Suite, bool) {
+	if j == nil {
+		return results.Suite{}, false
+	}
+	return j.Suite()
 }
 
 // Write renders junit.xml, report.html and the Prometheus textfile o asks

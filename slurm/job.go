@@ -39,6 +39,9 @@ type Leader struct {
 	// Amend, when set, changes every node as the report is merged (the
 	// compare suite of --compare-to).
 	Amend Amend
+	// Judge, when set, judges the nodes against each other as the report
+	// is merged (suites/allocation).
+	Judge Judge
 
 	steps []Step
 }
@@ -87,7 +90,7 @@ func (l *Leader) Run(ctx context.Context) (*results.Results, error) {
 			l.logf("multi-node collectives: %v", err)
 		}
 	}
-	m, err := CollectAmended(l.Out, note, l.Amend)
+	m, err := CollectJudged(l.Out, note, l.Amend, l.Judge)
 	if err != nil {
 		return nil, err
 	}

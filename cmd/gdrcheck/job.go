@@ -14,6 +14,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/slurm"
+	"github.com/gdrcheck/gdrcheck/suites/allocation"
 )
 
 // newJobCmd is the batch step of a submitted job; users run submit.
@@ -44,6 +45,7 @@ func newJobCmd() *cobra.Command {
 				return err
 			}
 			l.Amend = ct.amend()
+			l.Judge = allocation.NewTally()
 			// The job directory is the leader's for the whole job: a
 			// collect, or a leader of the same directory, waits.
 			if err := os.MkdirAll(l.Out, 0o755); l.Out != "" && err != nil {
@@ -124,7 +126,7 @@ from its own gdrcheck run --prom-textfile.`,
 				return err
 			}
 			defer release()
-			m, err := slurm.CollectAmended(args[0], note, ct.amend())
+			m, err := slurm.CollectJudged(args[0], note, ct.amend(), allocation.NewTally())
 			if err != nil {
 				return &exitError{code: results.ExitUnevaluable, err: err}
 			}

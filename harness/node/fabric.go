@@ -295,7 +295,8 @@ func (p PortDelta) LinkChanged() bool {
 	if p.Before == nil || p.After == nil {
 		return true
 	}
-	return *p.Before != *p.After
+	b, a := *p.Before, *p.After
+	return b.State != a.State || b.PhysState != a.PhysState || b.RateGbps != a.RateGbps || b.LinkLayer != a.LinkLayer || b.Port != a.Port
 }
 
 // FabricDelta is what happened on every port between two samples.

@@ -29,6 +29,11 @@ type NCCLLibrary struct {
 	// order: more than one NCCL on a node is how a job ends up running
 	// another one than its owner tested.
 	Found []NCCLFile `json:"found"`
+	// NetPlugins are the net plugins NCCL would find by dlopen in the
+	// same search path (libnccl-net.so, libnccl-net-<name>.so), in loader
+	// order: HPC-X's or aws-ofi-nccl's plugin on some nodes of a job and
+	// not others hangs it (NVIDIA/nccl#1634).
+	NetPlugins []string `json:"net_plugins,omitempty"`
 }
 
 // NCCLFile is one NCCL library file, by its path on the host.
@@ -52,6 +57,10 @@ const ldLibraryPathRecording = "gdrcheck/ld_library_path"
 // ncclName matches the names the collector reads: the soname link
 // libnccl.so.2 and the versioned files libnccl.so.2.21.5.
 var ncclName = regexp.MustCompile(`^libnccl\.so\.2((?:\.\d+)*)$`)
+
+// netPluginName matches NCCL net plugin files: NCCL_NET_PLUGIN unset
+// opens libnccl-net.so, set to a name opens libnccl-net-<name>.so.
+var netPluginName = regexp.MustCompile(`^libnccl-net(?:-[A-Za-z0-9_.+-]{1,64})?\.so(?:\.\d+)*$`)
 
 // ncclSearchPath is the directories searched, relative to the root, in
 // loader order and without repeats: LD_LIBRARY_PATH's (this process's on
@@ -87,6 +96,13 @@ func (h Host) NCCLLibrary() (*NCCLLibrary, error) {
 	var errs []error
 	for _, dir := range h.ncclSearchPath() {
 		inEffect, found, err := ncclInDir(fsys, dir)
+		if err == nil {
+			var plugins []string
+			plugins, err = namesIn(fsys, dir, netPluginName)
+			for _, p := range plugins {
+				lib.NetPlugins = append(lib.NetPlugins, "/"+path.Join(dir, p))
+			}
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("reading %q: %w", h.path(dir), err))
 			continue
@@ -197,7 +213,10 @@ func ncclInDir(fsys rootFS, dir string) (*NCCLFile, []NCCLFile, error) {
 
 // ncclNames lists the names in dir that ncclName matches, sorted. Only a
 // directory that exists and cannot be read is an error.
-func ncclNames(fsys rootFS, dir string) ([]string, error) {
+func ncclNames(fsys rootFS, dir string) ([]string, error) { return namesIn(fsys, dir, ncclName) }
+
+// namesIn lists the names in dir that re matches, sorted.
+func namesIn(fsys rootFS, dir string, re *regexp.Regexp) ([]string, error) {
 	d, err := fsys.Open(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrPermission) {
@@ -216,7 +235,7 @@ func ncclNames(fsys rootFS, dir string) ([]string, error) {
 	}
 	var out []string
 	for _, e := range ents {
-		if ncclName.MatchString(e.Name()) {
+		if re.MatchString(e.Name()) {
 			out = append(out, e.Name())
 		}
 	}
@@ -257,7 +276,7 @@ func (h Host) ncclRecorded() []ncclEntry {
 		ents, _ := d.ReadDir(-1)
 		d.Close()
 		for _, e := range ents {
-			if e.Name() != "libnccl.so" && !ncclName.MatchString(e.Name()) {
+			if e.Name() != "libnccl.so" && !ncclName.MatchString(e.Name()) && !netPluginName.MatchString(e.Name()) {
 				continue
 			}
 			en := ncclEntry{rel: path.Join(dir, e.Name())}

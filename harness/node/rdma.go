@@ -37,6 +37,15 @@ type NICPort struct {
 	PhysState string  `json:"phys_state"` // ports/<n>/phys_state, e.g. LinkUp
 	RateGbps  float64 `json:"rate_gbps"`  // ports/<n>/rate
 	LinkLayer string  `json:"link_layer"` // ports/<n>/link_layer: InfiniBand or Ethernet
+	// RoCE ports only (roce.go): the non-zero GID table, the entry
+	// NCCL's default selection takes, the netdev and its MTU, and the
+	// active MTU the kernel derives from it.
+	GIDs         []GID  `json:"gids,omitempty"`
+	NCCLGIDIndex *int   `json:"nccl_gid_index,omitempty"`
+	NetDev       string `json:"netdev,omitempty"`     // gid_attrs/ndevs of that GID
+	NetMTU       int    `json:"net_mtu,omitempty"`    // class/net/<netdev>/mtu
+	ActiveMTU    int    `json:"active_mtu,omitempty"` // iboe_get_mtu(net_mtu)
+	RoCEError    string `json:"roce_error,omitempty"` // why the GID table or MTU could not be read
 }
 
 // Active reports a port that can carry traffic.
@@ -95,6 +104,13 @@ func (h Host) NICs(pci map[string]PCIDevice, rm RDMAMapping) ([]NIC, error) {
 				if m, _ := filepath.Match("/dev/infiniband/uverbs*", c); m {
 					n.UverbsDevice = c
 				}
+			}
+		}
+		for i := range n.Ports {
+			// A GID table that cannot be read leaves the port's RoCE
+			// facts empty, saying why; the rest of the NIC stands.
+			if err := h.collectRoCE(&n, &n.Ports[i]); err != nil {
+				n.Ports[i].RoCEError = err.Error()
 			}
 		}
 		if n.IOMMU, err = h.DeviceIOMMU(n.BusID); err != nil {

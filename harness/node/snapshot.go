@@ -57,6 +57,7 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 		s.pciDevice(d.Name())
 	}
 	s.globLinksAndTrees("sys/class/infiniband/*", 6)
+	s.gidTables()
 	s.globLinksAndTrees("sys/class/infiniband_verbs/*", 1)
 	s.globLinksAndTrees("sys/class/infiniband_mad/*", 1)
 	s.globLinksAndTrees("sys/class/infiniband_cm/*", 1)
@@ -152,6 +153,32 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 		return meta, s.err
 	}
 	return meta, nil
+}
+
+// gidTables records the used entries of every port's GID table, with
+// their types and netdevs (roce.go reads them): the other entries of the
+// 256 are zeros whose attributes the kernel refuses to read.
+func (s *snapshotter) gidTables() {
+	ports, _ := filepath.Glob(s.h.path("sys/class/infiniband/*/ports/*"))
+	for _, p := range ports {
+		rel, _ := filepath.Rel(s.h.root, p)
+		real, ok := s.realRel(rel)
+		if !ok {
+			continue
+		}
+		ents, err := os.ReadDir(s.h.path(real, "gids"))
+		if err != nil || len(ents) > maxGIDs {
+			continue
+		}
+		for _, e := range ents {
+			if g, err := readSmall(s.h.path(real, "gids", e.Name())); err != nil || zeroGID(g) {
+				continue
+			}
+			s.file(real + "/gids/" + e.Name())
+			s.file(real + "/gid_attrs/types/" + e.Name())
+			s.file(real + "/gid_attrs/ndevs/" + e.Name())
+		}
+	}
 }
 
 // skipDirs are sysfs directories that are large and unread: 256 GID

@@ -60,6 +60,7 @@ func facts(ev *node.Evidence) []results.Fact {
 		add("nccl", l.Version)
 		add("nccl_library", l.Path)
 	}
+	f = append(f, portFacts(ev)...)
 	switch p := ev.Kernel.Peermem; {
 	case p.Loaded && len(ev.Kernel.PeerClients) > 0:
 		add("peermem", "registered")

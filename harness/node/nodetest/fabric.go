@@ -31,12 +31,20 @@ func RoCE(ibdev, netdev string) NIC {
 }
 
 // AddRoCENIC adds a NIC as AddNIC does, plus the hw_counters directory
-// mlx5 gives a RoCE port, every counter at zero.
+// mlx5 gives a RoCE port, every counter at zero, a GID table with the
+// RoCE v2 IPv4 GID at index 3 and a netdev MTU of 9000.
 func (t *Tree) AddRoCENIC(parent, addr string, n NIC) {
 	t.AddNIC(parent, addr, n)
 	dir, ok := t.devs[addr]
 	if !ok {
 		return
+	}
+	if n.NetDev != "" {
+		for _, err := range []error{SetRoCEGIDs(t.Dir, n.IBDev, n.NetDev, 3), SetNetMTU(t.Dir, n.NetDev, 9000)} {
+			if err != nil {
+				t.errs = append(t.errs, err)
+			}
+		}
 	}
 	hw := "sys/devices/" + dir + "/infiniband/" + n.IBDev + "/ports/1/hw_counters/"
 	for _, c := range RoCEHWCounters {

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gdrcheck/gdrcheck/harness/node/nodetest"
+	"github.com/gdrcheck/gdrcheck/results"
+)
+
+// roceNode builds an 8 x H100 node whose rails are RoCE ports, each with
+// its RoCE v2 IPv4 GID at gidIndex and its netdev at mtu.
+func roceNode(t *testing.T, gidIndex, mtu int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := nodetest.H100x8(dir); err != nil {
+		t.Fatal(err)
+	}
+	devs, _ := filepath.Glob(filepath.Join(dir, "sys/class/infiniband/*"))
+	for _, d := range devs {
+		nets, _ := filepath.Glob(filepath.Join(d, "device/net/*"))
+		if len(nets) != 1 {
+			t.Fatalf("%s: netdevs %v", d, nets)
+		}
+		ib, nd := filepath.Base(d), filepath.Base(nets[0])
+		for _, err := range []error{
+			os.WriteFile(filepath.Join(d, "ports/1/link_layer"), []byte("Ethernet\n"), 0o644),
+			nodetest.SetRoCEGIDs(dir, ib, nd, gidIndex),
+			nodetest.SetNetMTU(dir, nd, mtu),
+		} {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+// A 4-node job in which node2's RoCE v2 GID sits at another index and
+// node4's netdevs are at 1500: each node passes on its own, and the
+// merged job fails naming node2 for the GID index and node4 for the MTU,
+// on the allocation entry.
+func TestCollectNamesTheNodeOddInGIDIndexAndTheOneOddInMTU(t *testing.T) {
+	job := t.TempDir()
+	var names []string
+	for i := 1; i <= 4; i++ {
+		gid, mtu := 3, 9000
+		if i == 2 {
+			gid = 5
+		}
+		if i == 4 {
+			mtu = 1500
+		}
+		name := fmt.Sprintf("node%d", i)
+		names = append(names, `"`+name+`"`)
+		root := roceNode(t, gid, mtu)
+		if r := gdrcheck(t, "run", "-q", "--host-root", root, "--suites", "topology", "--node-name", name, "--out", filepath.Join(job, "nodes", name)); r.code != 0 {
+			t.Fatalf("%s alone: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(job, "job.json"), []byte(`{"id": "24", "nodes": [`+strings.Join(names, ", ")+`]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := gdrcheck(t, "collect", job)
+	if r.code != 1 {
+		t.Fatalf("collect: exit %d, want 1\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	res, err := results.Read(filepath.Join(job, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var alloc *results.Node
+	for i := range res.Nodes {
+		if res.Nodes[i].Name == results.AllocationNode {
+			alloc = &res.Nodes[i]
+		} else if c := res.Nodes[i].Counts(); c.Failed > 0 {
+			t.Errorf("%s fails on its own: %+v", res.Nodes[i].Name, c)
+		}
+	}
+	if alloc == nil {
+		t.Fatalf("no allocation entry in %d nodes", len(res.Nodes))
+	}
+	failed := map[string]string{}
+	for _, s := range alloc.Suites {
+		for _, sp := range s.Specs {
+			if sp.State == results.StateFailed {
+				failed[sp.Name] = sp.Message
+			}
+		}
+	}
+	want := map[string]string{
+		"gives NCCL the same RoCE v2 GID index on every node": `3 of 4 have "3"; 1 odd out: node2 has "5"`,
+		"runs every node's RoCE ports at the same active MTU": `3 of 4 have "4096"; 1 odd out: node4 has "1024"`,
+	}
+	for name, msg := range want {
+		if !strings.Contains(failed[name], msg) {
+			t.Errorf("%s: %q, want it to say %s", name, failed[name], msg)
+		}
+	}
+	if len(failed) != len(want) {
+		t.Errorf("failed specs %v, want only the GID index and the MTU", failed)
+	}
+	for _, odd := range []string{`node2 has "5"`, `node4 has "1024"`} {
+		if !strings.Contains(strings.Join(strings.Fields(r.stdout), " "), odd) {
+			t.Errorf("the console does not say %s:\n%s", odd, r.stdout)
+		}
+	}
+}
