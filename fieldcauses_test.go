@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/gdrcheck/gdrcheck/suites/allocation"
 )
 
 // specPatterns reads every spec the suites register, as "area / name"
@@ -129,6 +131,11 @@ func specPatterns(t *testing.T) []*regexp.Regexp {
 			})
 			return false
 		})
+	}
+	// The allocation suite's specs are data, one per property compared
+	// across the nodes (suites/allocation), not Ginkgo Its.
+	for _, p := range allocation.Properties {
+		out = append(out, regexp.MustCompile("^"+regexp.QuoteMeta(allocation.SuiteName+" / "+p.Spec)+"$"))
 	}
 	return out
 }
