@@ -1,6 +1,7 @@
 package arch_test
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -154,6 +155,7 @@ func TestFieldCausesNameOnlySpecsThatExist(t *testing.T) {
 	row := regexp.MustCompile(`^\| (\d+) \|`)
 	named := regexp.MustCompile("`([a-z0-9]+ / [^`]+)`")
 	seen := map[int]bool{}
+	count := map[string]int{}
 	for i, l := range strings.Split(string(b), "\n") {
 		m := row.FindStringSubmatch(l)
 		if m == nil {
@@ -170,6 +172,7 @@ func TestFieldCausesNameOnlySpecsThatExist(t *testing.T) {
 			continue
 		}
 		status, cell := cells[3], cells[4]
+		count[status]++
 		if status != "caught" && status != "partly" && status != "not" {
 			t.Errorf("docs/field-causes.md:%d: status %q, want caught, partly or not", i+1, status)
 		}
@@ -187,5 +190,10 @@ func TestFieldCausesNameOnlySpecsThatExist(t *testing.T) {
 		if !seen[n] {
 			t.Errorf("docs/field-causes.md has no row for cause %d", n)
 		}
+	}
+	// The coverage line is what the notes quote: it must be the rows' sum.
+	want := fmt.Sprintf("Coverage: **%d caught, %d partly, %d not** (of 42).", count["caught"], count["partly"], count["not"])
+	if !strings.Contains(string(b), want) {
+		t.Errorf("docs/field-causes.md: the coverage line is not the rows' count; want %q", want)
 	}
 }
