@@ -177,7 +177,11 @@ func newHTMLPage(r *results.Results) *htmlPage {
 	if !r.Folded() {
 		tables = slices.Insert(tables, 1, FailuresTable(r))
 	}
-	tables = append(tables, SkipsTable(r))
+	// Each node's section lists its own skips; across nodes, the reasons
+	// grouped say which skipped where.
+	if len(r.Nodes) > 1 {
+		tables = append(tables, SkipsTable(r))
+	}
 	for _, t := range tables {
 		if len(t.Rows) == 0 {
 			continue

@@ -48,16 +48,20 @@ func TestSkipsAndFailuresAreListsWithinAHundredColumns(t *testing.T) {
 	}
 }
 
-// The page says why each suite skipped, as the console does: a SKIP with
-// no reason would be a PASS by another name.
+// A job's page says why suites skipped across its nodes, grouped, as the
+// console does (each node's section lists its own): a SKIP with no reason
+// would be a PASS by another name.
 func TestTheHTMLReportSaysWhyEachSkip(t *testing.T) {
-	r := &results.Results{Schema: results.Schema, Nodes: []results.Node{{Name: "h100-node", Status: results.NodeEvaluated, Suites: []results.Suite{
-		{Name: "topology", Specs: []results.Spec{{Name: "p", State: results.StatePassed}}},
-		{Name: "collectives", Specs: []results.Spec{
-			{Name: "a", State: results.StateSkipped, SkipKind: results.SkipCannotRun, Message: "nccl-tests binary not found: all_reduce_perf on PATH (install nccl-tests, or set --nccl-tests-dir)"}}},
-	}}}}
+	node := func(name string) results.Node {
+		return results.Node{Name: name, Status: results.NodeEvaluated, Suites: []results.Suite{
+			{Name: "topology", Specs: []results.Spec{{Name: "p", State: results.StatePassed}}},
+			{Name: "collectives", Specs: []results.Spec{
+				{Name: "a", State: results.StateSkipped, SkipKind: results.SkipCannotRun, Message: "nccl-tests binary not found: all_reduce_perf on PATH (install nccl-tests, or set --nccl-tests-dir)"}}},
+		}}
+	}
+	r := &results.Results{Schema: results.Schema, Nodes: []results.Node{node("gpu1"), node("gpu2")}}
 	page := renderHTML(t, r)
-	for _, want := range []string{"<caption>Skipped, and why</caption>", "could not run here", "nccl-tests binary not found: all_reduce_perf on PATH"} {
+	for _, want := range []string{"<caption>Skipped, and why</caption>", "could not run here", "gpu[1-2]", "nccl-tests binary not found: all_reduce_perf on PATH"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
