@@ -70,7 +70,7 @@ func barChartOf(n results.Node, op string, runs []results.Run) *barChart {
 	const rowH, barH, top = 46.0, 22.0, 30.0
 	c := &barChart{
 		Title:   op + ": direct vs forced fallback",
-		Caption: "Bus bandwidth at the largest message size each run reached, its ratio to the direct run, and the host CPU the run used. A forced fallback far below direct shows that gdrcheck can tell the paths apart (\"fallback detected\"); that says nothing of GPUDirect RDMA. Whether NCCL, forced onto the network, reached GPU memory through the NICs is the GPUDirect RDMA proof, shown apart on the mode it reads.",
+		Caption: "Bus bandwidth at the largest message size each run reached, its ratio to the direct run, and the host CPU the run used (with its CPU seconds per GB of bus traffic where the benchmark's process tree was measured). A forced fallback far below direct shows that gdrcheck can tell the paths apart (\"fallback detected\"); that says nothing of GPUDirect RDMA. Whether NCCL, forced onto the network, reached GPU memory through the NICs is the GPUDirect RDMA proof, shown apart on the mode it reads.",
 		W:       1000,
 	}
 	c.BW = panel{X: 250, W: 480, Top: top, Title: "busbw GB/s"}
@@ -124,7 +124,11 @@ func barChartOf(n results.Node, op string, runs []results.Run) *barChart {
 			row.BW.TextX, row.BW.Anchor = c.BW.X+row.BW.W+6, "start"
 		}
 		if r.CPUPct != nil {
-			row.CPU = barOf(c.CPU, *r.CPUPct/cpuTop, fixed(*r.CPUPct, 1)+" %", "#8a8f98")
+			label := fixed(*r.CPUPct, 1) + " %"
+			if v := cpuPerGB(r); v != "-" {
+				label += " · " + v + " s/GB"
+			}
+			row.CPU = barOf(c.CPU, *r.CPUPct/cpuTop, label, "#8a8f98")
 		} else {
 			row.CPU = bar{Missing: "not measured", TextX: c.CPU.X + 4, Anchor: "start"}
 		}

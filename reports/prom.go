@@ -43,6 +43,7 @@ type promMetrics struct {
 	gpuInfo, path, curGen, maxGen, curWidth, maxWidth     *promVec
 	bar1Total, bar1Free                                   *promVec
 	busbw, baselineRatio, baselineBand, ratioToDirect     *promVec
+	cpuPerGB                                              *promVec
 	fallback, transport, grownErrors, errorDelta, traffic *promVec
 	scalingBusBW, scalingRatio, specFailures, specs       *promVec
 	scalingFallback, scalingTransport, suiteStatus        *promVec
@@ -102,6 +103,7 @@ func newPromMetrics() *promMetrics {
 	m.busbw = m.vec("gdrcheck_busbw_bytes_per_second", "Bus bandwidth of a benchmark run at its largest message size (nccl-tests busbw; ib_write_bw's average for the fabric suite's loopback runs), in bytes per second.", runLabels...)
 	m.baselineRatio = m.vec("gdrcheck_busbw_baseline_ratio", "A run's bus bandwidth over the expected value of the baseline it was compared with.", runLabels...)
 	m.baselineBand = m.vec("gdrcheck_busbw_baseline_bytes_per_second", "The baseline band a run was compared with (bound expected, low, high; a one-sided baseline has only the bound on its side: low for higher-is-better), in bytes per second.", run("bound")...)
+	m.cpuPerGB = m.vec("gdrcheck_cpu_seconds_per_gigabyte", "CPU seconds of the benchmark's process tree per GB of bus traffic (busbw x run time): its rise at the same bandwidth is the sign of a path staged through host memory.", runLabels...)
 	m.ratioToDirect = m.vec("gdrcheck_busbw_ratio_to_direct", "A forced fallback's bus bandwidth over the direct run's at the same message size.", runLabels...)
 	m.fallback = m.vec("gdrcheck_fallback_detected", "1 where NCCL's channel lines show a connection staged through the host or off RDMA, 0 where every connection took the direct path; forced modes (every mode but direct) are expected to show 1.", "suite", "op", "mode")
 	m.transport = m.vec("gdrcheck_nccl_transport_info", "The dominant transport class NCCL reported for a run (P2P/CUMEM, SHM, NET/IB/GDRDMA, NET/Socket...) and its path verdict (value 1).", "suite", "op", "mode", "transport", "path_verdict")
@@ -216,6 +218,9 @@ func (m *promMetrics) run(node string, run results.Run) {
 	}
 	if run.RatioToDirect != nil {
 		m.ratioToDirect.set(*run.RatioToDirect, labels...)
+	}
+	if c, ok := run.CPUPerGB(); ok {
+		m.cpuPerGB.set(c, labels...)
 	}
 	switch run.PathVerdict {
 	case results.PathDirect:

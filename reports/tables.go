@@ -116,7 +116,7 @@ func FailuresTable(r *results.Results) Table {
 // of each node: the transport NCCL took, the bus bandwidth, its ratio to
 // the direct run and the host CPU the run cost.
 func FallbackTable(r *results.Results) Table {
-	t := Table{Title: "Direct vs forced fallback (all_reduce)", Header: []string{"node", "mode", "transport", "busbw GB/s", "at size", "ratio", "CPU %", "verdict"}}
+	t := Table{Title: "Direct vs forced fallback (all_reduce)", Header: []string{"node", "mode", "transport", "busbw GB/s", "at size", "ratio", "CPU %", "CPU s/GB", "verdict"}}
 	for _, n := range r.Nodes {
 		for _, run := range n.Runs {
 			if run.Op != "all_reduce" || (run.Suite != "negative" && run.Mode != "direct") {
@@ -136,7 +136,7 @@ func FallbackTable(r *results.Results) Table {
 			if len(run.Points) > 0 {
 				at = results.SizeString(run.Points[len(run.Points)-1].Size)
 			}
-			t.Rows = append(t.Rows, []string{nodeLabel(n), run.Mode, dash(run.Transport), fixed(run.BusBW, 2), at, ratio, pct(run.CPUPct), verdict})
+			t.Rows = append(t.Rows, []string{nodeLabel(n), run.Mode, dash(run.Transport), fixed(run.BusBW, 2), at, ratio, pct(run.CPUPct), cpuPerGB(run), verdict})
 		}
 	}
 	return t
@@ -207,6 +207,16 @@ func pct(p *float64) string {
 		return "-"
 	}
 	return strconv.FormatFloat(*p, 'f', 1, 64)
+}
+
+// cpuPerGB is the run's CPU seconds per GB of bus traffic, to four
+// significant digits: direct runs cost thousandths, fallbacks tenths.
+func cpuPerGB(run results.Run) string {
+	c, ok := run.CPUPerGB()
+	if !ok {
+		return "-"
+	}
+	return strconv.FormatFloat(c, 'g', 4, 64)
 }
 
 func unit(u string) string {

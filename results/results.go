@@ -230,9 +230,14 @@ type Run struct {
 	// RatioToDirect is BusBW over the direct run's, for forced modes.
 	RatioToDirect *float64 `json:"ratio_to_direct,omitempty"`
 	CPUPct        *float64 `json:"cpu_pct,omitempty"` // host CPU use during the run
-	Baseline      *Band    `json:"baseline,omitempty"`
-	Error         string   `json:"error,omitempty"`
-	Duration      float64  `json:"duration_s"`
+	// CPUSeconds is the user + system CPU time of the benchmark's process
+	// tree (its rusage); CPUPerGB divides it by the bus traffic.
+	CPUSeconds *float64 `json:"cpu_s,omitempty"`
+	// CPUSecondsPerGB is CPUPerGB(), written for readers of results.json.
+	CPUSecondsPerGB *float64 `json:"cpu_s_per_gb,omitempty"`
+	Baseline        *Band    `json:"baseline,omitempty"`
+	Error           string   `json:"error,omitempty"`
+	Duration        float64  `json:"duration_s"`
 	// Log is the raw output, relative to the results directory.
 	Log string `json:"log,omitempty"`
 	// Unit of BusBW when it is not GB/s (perftest reports Gb/s).

@@ -200,14 +200,15 @@ func Ratio(fallback, direct Result) (float64, bool) {
 func (m Measured) Report(suite string, exp Expectation) results.Run {
 	res := m.Result
 	run := results.Run{
-		Suite:    suite,
-		Tool:     m.Op + "_perf",
-		Op:       m.Op,
-		Mode:     m.Mode.Name,
-		Env:      m.Mode.Env,
-		BusBW:    res.BusBW(),
-		CPUPct:   res.CPUPct,
-		Duration: res.Duration.Seconds(),
+		Suite:      suite,
+		Tool:       m.Op + "_perf",
+		Op:         m.Op,
+		Mode:       m.Mode.Name,
+		Env:        m.Mode.Env,
+		BusBW:      res.BusBW(),
+		CPUPct:     res.CPUPct,
+		CPUSeconds: res.CPUSeconds,
+		Duration:   res.Duration.Seconds(),
 	}
 	if res.Err != nil {
 		run.Error = res.Err.Error()
@@ -230,6 +231,9 @@ func (m Measured) Report(suite string, exp Expectation) results.Run {
 			}
 			run.Points = append(run.Points, results.Point{Size: row.Size, BusBW: row.BusBW(), AlgBW: algbw, TimeUS: row.TimeOOP, Wrong: row.Wrong})
 		}
+	}
+	if v, ok := run.CPUPerGB(); ok {
+		run.CPUSecondsPerGB = &v
 	}
 	return run
 }
@@ -268,4 +272,14 @@ func FabricSummary(d node.FabricDelta) *results.Fabric {
 	}
 	f.Ports = len(d.Ports)
 	return f
+}
+
+// CPUPerGB is the run's CPU seconds per GB of bus traffic
+// (results.CPUPerGB); false for a failed or one-rank run, or where the
+// process tree's CPU time was not measured.
+func (r Result) CPUPerGB() (float64, bool) {
+	if r.CPUSeconds == nil || r.Err != nil || r.Log != nil && r.Log.Ranks == 1 {
+		return 0, false
+	}
+	return results.CPUPerGB(*r.CPUSeconds, r.BusBW(), r.Duration.Seconds())
 }

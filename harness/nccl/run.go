@@ -72,6 +72,11 @@ type Result struct {
 	Tests  *TestsResult
 	Log    *LogSummary
 	CPUPct *float64
+	// CPUSeconds is the user + system CPU time of the run's process tree
+	// (the binary or its launcher, and every descendant each level waited
+	// for), from rusage; nil when the ranks are not our descendants
+	// (srun starts them under slurmstepd).
+	CPUSeconds *float64
 	// Fabric is what the RDMA ports counted during the run; nil when not
 	// sampled.
 	Fabric   *node.FabricDelta
@@ -150,6 +155,7 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 	start := time.Now()
 	runErr := cmd.Run()
 	res.Duration = time.Since(start)
+	res.CPUSeconds = r.treeCPU(cmd.ProcessState)
 	if r.Fabric != nil && (fabricErr == nil || errors.Is(fabricErr, node.ErrAbsent)) {
 		if after, err := r.Fabric(); err == nil || errors.Is(err, node.ErrAbsent) {
 			d := node.Delta(before, after)
@@ -185,6 +191,18 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 		res.Err = fmt.Errorf("%s output is cut short or damaged%s", s.Binary, partial)
 	}
 	return res
+}
+
+// treeCPU is the process tree's CPU seconds. The kernel adds a waited-for
+// child's rusage, descendants included, to its parent's, so after Wait
+// the launcher's times hold its ranks'; a launcher that hands the ranks
+// to a daemon (srun) holds only its own.
+func (r Runner) treeCPU(ps *os.ProcessState) *float64 {
+	if ps == nil || len(r.Launcher) > 0 && filepath.Base(r.Launcher[0]) == "srun" {
+		return nil
+	}
+	s := (ps.UserTime() + ps.SystemTime()).Seconds()
+	return &s
 }
 
 // createLog opens the file the run's output goes to.

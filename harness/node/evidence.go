@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -30,6 +31,9 @@ type Evidence struct {
 	// NCCL is the libnccl.so.2 the loader would give a program, by its
 	// file name; nil when none was found.
 	NCCL *NCCLLibrary `json:"nccl_library,omitempty"`
+	// Overrides are the NCCL, UCX and MCA settings a job here inherits;
+	// nil where there are none.
+	Overrides *Overrides `json:"overrides,omitempty"`
 	// CUDA and Verbs are filled by ProbeGPUDirect, only for the suites
 	// that need them (Probed).
 	Probed bool       `json:"probed"`
@@ -195,6 +199,10 @@ type Sources struct {
 	// GPUDirectErr.
 	GPUDirect    GPUDirectProbe
 	GPUDirectErr error
+	// Env is the environment a job inherits, for the override audit;
+	// nil means this process's (os.Environ()), replaying a recording too:
+	// the environment is the job's, not the node's.
+	Env []string
 }
 
 // nvmlRecording is where snapshots keep NVML's answers.
@@ -292,6 +300,15 @@ func Collect(h Host, src Sources) *Evidence {
 	}
 	if e.NCCL, err = h.NCCLLibrary(); err != nil && !errors.Is(err, ErrAbsent) {
 		e.problem("nccl", false, err)
+	}
+	env := src.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	if o, err := h.Overrides(env); err != nil {
+		e.problem("overrides", false, err)
+	} else if len(o.Settings) > 0 || o.Topo != nil || len(o.Unreadable) > 0 {
+		e.Overrides = &o
 	}
 	return e
 }

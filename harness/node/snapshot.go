@@ -85,6 +85,14 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 	} else if ld := os.Getenv("LD_LIBRARY_PATH"); ld != "" {
 		s.writeFile(ldLibraryPathRecording, []byte(ld+"\n"), 0o644)
 	}
+	// The NCCL, UCX and MCA files a job would inherit settings from.
+	home := os.Getenv("HOME")
+	if home == "" {
+		home = "/root"
+	}
+	for _, f := range overrideFiles(home, os.Environ()) {
+		s.file(f)
+	}
 	for _, f := range []string{"sys/kernel/hostname", "sys/kernel/osrelease", "sys/kernel/version", "cmdline", "version", "stat", "meminfo", "devices", "misc", "driver/nvidia/version", "driver/nvidia/params"} {
 		s.file("proc/" + f)
 	}

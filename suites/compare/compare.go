@@ -473,6 +473,7 @@ func bandwidth(b, a []results.Run, opt Options) change {
 		case math.Abs(delta) > tol:
 			c.note("%s", line)
 		}
+		cpuPerGB(&c, br, ar, delta, tol)
 	})
 	return c
 }

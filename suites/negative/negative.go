@@ -35,6 +35,9 @@ var _ = suites.Describe("negative", func() {
 		if d.Result.CPUPct != nil {
 			suites.Record(results.Metric{Name: "cpu_pct", Value: *d.Result.CPUPct, Unit: "%", Subject: "direct"})
 		}
+		if c, ok := d.Result.CPUPerGB(); ok {
+			suites.Record(results.Metric{Name: results.CPUPerGBMetric, Value: c, Unit: "s/GB", Subject: "direct"})
+		}
 		suites.Note("direct: %s (%s)", v.Verdict, nccl.TransportSummary(d.Result.Log.Transports))
 		Expect(v).To(suites.BeTheDirectReference())
 	})
@@ -75,7 +78,18 @@ var _ = suites.Describe("negative", func() {
 			if !mode.Landed(now) {
 				suites.Note("expected to land on %s, landed on %s", mode.Expect, orNone(now))
 			}
+			dc, dok := d.Result.CPUPerGB()
+			fc, fok := f.Result.CPUPerGB()
+			var costs []string
+			if mt, finding, ok := suites.CPUCost(mode.Name, dc, fc, dok, fok); ok {
+				suites.Record(mt)
+				suites.Note("%s: %.4g CPU s/GB, direct %.4g (%.1fx)", mode.Name, fc, dc, fc/dc)
+				if finding != "" {
+					costs = append(costs, finding)
+				}
+			}
 			Expect(suites.ForcedFallback{Env: mode.Env, Was: was, Now: now, Ratio: ratio, Compared: haveRatio, Limit: limit, ByTransport: !required}).To(suites.BeDetected())
+			Expect(costs).To(suites.HaveNoFindings())
 		})
 	}
 

@@ -37,6 +37,18 @@ var _ = suites.Describe("topology", func() {
 		}
 	}
 
+	It("inherits no NCCL or UCX override that breaks the direct path", func() {
+		if ev.Overrides == nil {
+			suites.Note("no NCCL_* or UCX_* in the environment, no nccl.conf, no MCA parameter file")
+			return
+		}
+		bad, notes := auditOverrides(ev)
+		for _, n := range notes {
+			suites.Note("%s", n)
+		}
+		Expect(bad).To(suites.HaveNoFindings())
+	})
+
 	It("gives every GPU an RDMA NIC within the GPUDirect path limit", func() {
 		requireNICs()
 		var bad []string

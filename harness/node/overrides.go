@@ -1,0 +1,265 @@
+package node
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
+)
+
+// Overrides are the NCCL and UCX settings a job on this node inherits
+// without asking: NCCL_* and UCX_* in the environment, the NCCL
+// configuration files and the Open MPI MCA parameter files. They are
+// written for one hardware layout and silently outlive it.
+type Overrides struct {
+	// Settings in the order NCCL applies them: the environment first,
+	// then NCCL_CONF_FILE (else ~/.nccl.conf), then /etc/nccl.conf, then
+	// the MCA files. NCCL lets the first one of a name win (a file never
+	// overrides the environment); Shadowed marks the others.
+	Settings []Setting `json:"settings,omitempty"`
+	// Topo is the topology file NCCL_TOPO_FILE names, read; nil where it
+	// is not set.
+	Topo *TopoFile `json:"topo_file,omitempty"`
+	// Unreadable are the files that are there but could not be read,
+	// each with why.
+	Unreadable []string `json:"unreadable,omitempty"`
+}
+
+// Setting is one NAME=value and where it came from.
+type Setting struct {
+	Name     string `json:"name"`
+	Value    string `json:"value"`
+	Source   string `json:"source"`         // "environment" or the host path: /etc/nccl.conf
+	Line     int    `json:"line,omitempty"` // in Source, from 1
+	Shadowed bool   `json:"shadowed,omitempty"`
+	MCA      bool   `json:"mca,omitempty"` // an Open MPI MCA parameter
+}
+
+// Where names the setting's origin for a message: "/etc/nccl.conf line 3".
+func (s Setting) Where() string {
+	if s.Line == 0 {
+		return s.Source
+	}
+	return fmt.Sprintf("%s line %d", s.Source, s.Line)
+}
+
+// TopoFile is what an NCCL topology file (NCCL_TOPO_FILE) describes: the
+// PCI bus ids of its GPUs and NICs and its NICs' names.
+type TopoFile struct {
+	Path     string   `json:"path"`
+	GPUs     []string `json:"gpus,omitempty"`      // <pci busid> holding a <gpu>
+	NICs     []string `json:"nics,omitempty"`      // <pci busid> holding a <nic>
+	NICNames []string `json:"nic_names,omitempty"` // <net name>
+	Err      string   `json:"error,omitempty"`     // why it could not be read
+}
+
+// EnvironmentSource names settings from the process environment.
+const EnvironmentSource = "environment"
+
+// The files NCCL and Open MPI read, relative to the root; ~ is HOME's.
+const (
+	ncclSystemConf = "etc/nccl.conf"
+	ncclUserConf   = ".nccl.conf"
+	mcaSystemConf  = "etc/openmpi/openmpi-mca-params.conf"
+	mcaUserConf    = ".openmpi/mca-params.conf"
+)
+
+// overrideFileLimit caps each configuration and topology file: a few
+// lines each, a topology file of 8 GPUs and 8 NICs a few KB.
+var overrideFileLimit = bounded.Limit{Bytes: 1 << 20, What: "an NCCL, UCX or MCA configuration file",
+	Why: "these hold a few lines; an 8-GPU topology file a few KB"}
+
+// overrideFiles are the files snapshots record, for a home directory.
+func overrideFiles(home string, env []string) []string {
+	files := []string{ncclSystemConf, mcaSystemConf, rel(path.Join(home, ncclUserConf)), rel(path.Join(home, mcaUserConf))}
+	for _, k := range []string{"NCCL_CONF_FILE", "NCCL_TOPO_FILE"} {
+		if v, ok := lookup(env, k); ok && v != "" {
+			files = append(files, rel(v))
+		}
+	}
+	return files
+}
+
+func rel(p string) string { return strings.TrimPrefix(path.Clean("/"+p), "/") }
+
+func lookup(env []string, k string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if n, v, ok := strings.Cut(env[i], "="); ok && n == k {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+// Overrides collects the settings a job inherits, env being the process
+// environment (os.Environ()). The files are read under the root, through
+// os.Root in a recording; one that is absent holds nothing.
+func (h Host) Overrides(env []string) (Overrides, error) {
+	var o Overrides
+	for _, kv := range env {
+		n, v, ok := strings.Cut(kv, "=")
+		if ok && (strings.HasPrefix(n, "NCCL_") || strings.HasPrefix(n, "UCX_")) {
+			o.Settings = append(o.Settings, Setting{Name: n, Value: v, Source: EnvironmentSource})
+		}
+	}
+	home, ok := lookup(env, "HOME")
+	if !ok || home == "" {
+		home = "/root"
+	}
+	fsys, done, err := h.overrideFS()
+	if err != nil {
+		return o, err
+	}
+	defer done()
+	user := path.Join(home, ncclUserConf)
+	if v, ok := lookup(env, "NCCL_CONF_FILE"); ok && v != "" {
+		user = v
+	}
+	for _, f := range []struct {
+		file string
+		mca  bool
+	}{{user, false}, {"/" + ncclSystemConf, false}, {"/" + mcaSystemConf, true}, {path.Join(home, mcaUserConf), true}} {
+		b, err := bounded.ReadFileFS(fsys, rel(f.file), overrideFileLimit)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			o.Unreadable = append(o.Unreadable, fmt.Sprintf("%s: %v", f.file, err))
+			continue
+		}
+		o.Settings = append(o.Settings, parseConf(b, path.Clean(f.file), f.mca)...)
+	}
+	seen := map[string]bool{}
+	for i := range o.Settings {
+		s := &o.Settings[i]
+		if !s.MCA {
+			s.Shadowed = seen[s.Name]
+			seen[s.Name] = true
+		}
+	}
+	if s, ok := o.Effective("NCCL_TOPO_FILE"); ok && s.Value != "" {
+		t := &TopoFile{Path: s.Value}
+		b, err := bounded.ReadFileFS(fsys, rel(s.Value), overrideFileLimit)
+		if err == nil {
+			err = parseTopo(bytes.NewReader(b), t)
+		}
+		if err != nil {
+			t.Err = err.Error()
+		}
+		o.Topo = t
+	}
+	return o, nil
+}
+
+// Effective is the setting of that name NCCL or UCX applies: the first,
+// unshadowed one.
+func (o Overrides) Effective(name string) (Setting, bool) {
+	for _, s := range o.Settings {
+		if s.Name == name && !s.Shadowed && !s.MCA {
+			return s, true
+		}
+	}
+	return Setting{}, false
+}
+
+// overrideFS is the root as an fs.FS: os.Root's in a recording, so no
+// name or link in it leads outside; the live host's own otherwise.
+func (h Host) overrideFS() (fs.FS, func(), error) {
+	if h.Live() {
+		return os.DirFS("/"), func() {}, nil
+	}
+	r, err := os.OpenRoot(h.root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening host root %q: %w", h.root, err)
+	}
+	return r.FS(), func() { r.Close() }, nil
+}
+
+// parseConf reads NAME=value lines the way NCCL reads nccl.conf (a line
+// starting with # is a comment), or MCA's "name = value" lines.
+func parseConf(b []byte, source string, mca bool) []Setting {
+	var out []Setting
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		n, v, ok := strings.Cut(line, "=")
+		n, v = strings.TrimSpace(n), strings.TrimSpace(v)
+		if !ok || n == "" || strings.ContainsAny(n, " \t") {
+			continue
+		}
+		out = append(out, Setting{Name: bounded.ClipString(n, 128), Value: bounded.ClipString(v, 1024), Source: source, Line: i + 1, MCA: mca})
+	}
+	return out
+}
+
+// parseTopo reads an NCCL topology XML: every <pci busid> that holds a
+// <gpu> or a <nic>, and every <net name>.
+func parseTopo(r io.Reader, t *TopoFile) error {
+	d := xml.NewDecoder(r)
+	var stack []string // busid of each open <pci>, "" for other elements
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("reading %q as NCCL topology XML: %w", t.Path, err)
+		}
+		switch e := tok.(type) {
+		case xml.StartElement:
+			id := ""
+			for _, a := range e.Attr {
+				switch {
+				case e.Name.Local == "pci" && a.Name.Local == "busid":
+					id = strings.ToLower(a.Value)
+				case e.Name.Local == "net" && a.Name.Local == "name" && !slices.Contains(t.NICNames, a.Value):
+					t.NICNames = append(t.NICNames, bounded.ClipString(a.Value, 64))
+				}
+			}
+			if parent := innermost(stack); parent != "" {
+				switch e.Name.Local {
+				case "gpu":
+					t.GPUs = appendNew(t.GPUs, parent)
+				case "nic":
+					t.NICs = appendNew(t.NICs, parent)
+				}
+			}
+			stack = append(stack, id)
+		case xml.EndElement:
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		}
+		if len(stack) > 64 {
+			return fmt.Errorf("reading %q as NCCL topology XML: nested deeper than 64 elements", t.Path)
+		}
+	}
+	if len(t.GPUs) == 0 && len(t.NICs) == 0 {
+		return fmt.Errorf("%q names no <pci> GPU or NIC: not an NCCL topology file", t.Path)
+	}
+	return nil
+}
+
+func innermost(stack []string) string {
+	if len(stack) == 0 {
+		return ""
+	}
+	return stack[len(stack)-1]
+}
+
+func appendNew(s []string, v string) []string {
+	if v == "" || slices.Contains(s, v) {
+		return s
+	}
+	return append(s, bounded.ClipString(v, 64))
+}
