@@ -33,6 +33,7 @@ var readmeSkip = map[string]string{
 	". /tmp/gdrcheck-slurm/env.sh; sinfo": "needs the cluster make run starts",
 	"slurm/localcluster/cluster.sh stop":  "stops the cluster make run starts",
 	"gdrcheck run":                        "the default suites run nccl-tests, which this machine lacks (nccl_test.go replays them on the fixtures)",
+	"gdrcheck run --suites mpi":           "judges the live host's Open MPI and UCX; the recorded node has none (mpi_test.go replays recorded MPI builds)",
 	`gdrcheck run --nccl-tests-dir /opt/nccl-tests/build --nccl-launcher "mpirun --allow-run-as-root -np {gpus}"`: "needs nccl-tests and mpirun",
 	"gdrcheck snapshot --out node42.ttar":                                            "records the live host, and here \"this node\" is a recording already (snapshot_test.go records)",
 	"gdrcheck run --host-root node42.ttar":                                           "the default suites on the recording of this GPU-less machine: nccl-tests again",
