@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
+	"github.com/gdrcheck/gdrcheck/internal/filekind"
 	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 	"github.com/gdrcheck/gdrcheck/results"
 )
@@ -63,7 +64,7 @@ func (j *jobFiles) open(name string) (*os.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: j.path(name), Err: unwrapPath(err)}
 	}
 	if !lfi.Mode().IsRegular() {
-		return nil, &fs.PathError{Op: "open", Path: j.path(name), Err: fmt.Errorf("%w: a %s, not read", errNotRegular, kind(lfi.Mode()))}
+		return nil, &fs.PathError{Op: "open", Path: j.path(name), Err: fmt.Errorf("%w: a %s, not read", errNotRegular, filekind.Of(lfi.Mode()))}
 	}
 	f, err := j.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -86,23 +87,6 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
-}
-
-// kind names a file mode that is not a regular file.
-func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "symbolic link"
-	case m&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case m&fs.ModeSocket != 0:
-		return "socket"
-	case m&fs.ModeDevice != 0:
-		return "device"
-	case m.IsDir():
-		return "directory"
-	}
-	return "special file"
 }
 
 // readJSON decodes name, at most jobFileLimit, into v.

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gdrcheck/gdrcheck/internal/filekind"
 )
 
 // checkContained walks a recorded root once and refuses it if anything in
@@ -140,21 +142,7 @@ func checkEntry(r *os.Root, dir, name string, typ fs.FileMode) error {
 		target, _ := r.Readlink(name)
 		return fmt.Errorf("%q links to %q, which does not resolve inside %q: %w", p, target, dir, err)
 	case typ&(fs.ModeDevice|fs.ModeNamedPipe|fs.ModeSocket|fs.ModeIrregular) != 0:
-		return fmt.Errorf("%q is a %s, not a recorded file", p, typeName(typ))
+		return fmt.Errorf("%q is a %s, not a recorded file", p, filekind.Of(typ))
 	}
 	return nil
-}
-
-func typeName(typ fs.FileMode) string {
-	switch {
-	case typ&fs.ModeCharDevice != 0:
-		return "character device"
-	case typ&fs.ModeDevice != 0:
-		return "block device"
-	case typ&fs.ModeNamedPipe != 0:
-		return "named pipe"
-	case typ&fs.ModeSocket != 0:
-		return "socket"
-	}
-	return "special file"
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
+	"github.com/gdrcheck/gdrcheck/internal/filekind"
 )
 
 // ErrUntrusted is wrapped by every refusal of a root that someone other
@@ -192,7 +193,7 @@ func (c *copier) entry(dirfd int, rel, name string) error {
 		}
 		return c.file(f, rel)
 	}
-	return fmt.Errorf("%q is a %s, not a recorded file", p, statType(st.Mode))
+	return fmt.Errorf("%q is a %s, not a recorded file", p, filekind.OfStat(st.Mode))
 }
 
 // opened checks what fd, opened for rel, really is (checkStat): the entry
@@ -210,7 +211,7 @@ func (c *copier) opened(fd int, rel string, want uint32) error {
 func (c *copier) checkStat(rel string, st *unix.Stat_t, want uint32) error {
 	p := c.path(rel)
 	if got := st.Mode & unix.S_IFMT; got != want {
-		return fmt.Errorf("%q is a %s, not a recorded file: it changed while it was copied", p, statType(st.Mode))
+		return fmt.Errorf("%q is a %s, not a recorded file: it changed while it was copied", p, filekind.OfStat(st.Mode))
 	}
 	if want == unix.S_IFREG && st.Nlink > 1 {
 		return fmt.Errorf("%q has %d hard links: one may be a file outside the recording; a recording's files have one", p, st.Nlink)
@@ -280,24 +281,4 @@ func readlinkat(dirfd int, name string) (string, error) {
 			return string(b[:k]), nil
 		}
 	}
-}
-
-func statType(mode uint32) string {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFCHR:
-		return "character device"
-	case unix.S_IFBLK:
-		return "block device"
-	case unix.S_IFIFO:
-		return "named pipe"
-	case unix.S_IFSOCK:
-		return "socket"
-	case unix.S_IFLNK:
-		return "symlink"
-	case unix.S_IFDIR:
-		return "directory"
-	case unix.S_IFREG:
-		return "regular file"
-	}
-	return "special file"
 }
