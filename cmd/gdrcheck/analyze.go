@@ -40,6 +40,7 @@ and says what it shows. FILE "-" reads standard input.
   gdrcheck analyze nccl-log FILE      transports per channel, GDR per HCA, verdict
   gdrcheck analyze nccl-tests FILE    the result table of an nccl-tests run
   gdrcheck analyze perftest FILE      bandwidth, memory and failure of a perftest run
+  gdrcheck analyze ucx-log FILE       GPU-memory paths in a UCX_PROTO_INFO=y log, verdict
 
 The NCCL log needs NCCL_DEBUG=INFO and, for the channel and per-HCA GDR
 lines, NCCL_DEBUG_SUBSYS=INIT,ENV,NET,GRAPH,P2P,SHM. Each command's --help
@@ -47,7 +48,7 @@ says what it judges.
 
 ` + analyzeExitCodes,
 	}
-	cmd.AddCommand(newAnalyzeNCCLLogCmd(), newAnalyzeNCCLTestsCmd(), newAnalyzePerftestCmd())
+	cmd.AddCommand(newAnalyzeNCCLLogCmd(), newAnalyzeNCCLTestsCmd(), newAnalyzePerftestCmd(), newAnalyzeUCXLogCmd())
 	return cmd
 }
 

@@ -1,0 +1,222 @@
+package ucx
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
+)
+
+// ErrNoData: the input holds no UCX protocol table and no endpoint line.
+var ErrNoData = errors.New("no UCX protocol table or endpoint configuration line")
+
+// Path classes of a transfer's bulk (largest-size) protocol.
+const (
+	PathRDMA    = "rdma-zcopy" // zero-copy on an IB/RoCE lane: GPUDirect RDMA for GPU memory
+	PathIPC     = "cuda-ipc"   // cuda_ipc: GPU to GPU inside a node
+	PathStaged  = "staged"     // through host memory: pipeline, copy-in/out, bcopy, cuda_copy, tcp
+	PathHost    = "host"       // host memory on both sides: says nothing about GPUs
+	PathUnknown = "unknown"
+)
+
+// Outcomes of a log, as harness/nccl names them.
+const (
+	OutcomeDirect   = "direct"
+	OutcomeFallback = "fallback"
+	OutcomeUnknown  = "unknown"
+)
+
+// Transfer is one UCX_PROTO_INFO table: an operation on a peer class
+// (self, intra-node, inter-node) and the protocol for its largest sizes,
+// which carry the bandwidth (small sizes are always eager copies).
+type Transfer struct {
+	Line      int    `json:"line"`
+	Config    string `json:"config"` // "ucp_context_0 inter-node cfg#2", "mpi ep_cfg[3]"
+	Peer      string `json:"peer,omitempty"`
+	Operation string `json:"operation"`
+	GPU       bool   `json:"gpu"` // from or into cuda memory
+	Range     string `json:"range"`
+	Protocol  string `json:"protocol"`
+	Lanes     string `json:"lanes"`
+	Path      string `json:"path"`
+}
+
+// EPConfig is a UCX_LOG_LEVEL=info endpoint configuration line. It names
+// lanes but not memory types, so it is shown, not judged.
+type EPConfig struct {
+	Line   int    `json:"line"`
+	Config string `json:"config"`
+	Lanes  string `json:"lanes"`
+}
+
+// LogSummary is what a UCX log says about the paths UCX chose.
+type LogSummary struct {
+	Transfers     []Transfer `json:"transfers"`
+	EPConfigs     []EPConfig `json:"ep_configs"`
+	Outcome       string     `json:"outcome"`
+	Reasons       []string   `json:"reasons"`
+	Partial       bool       `json:"partial"`
+	PartialReason string     `json:"partial_reason,omitempty"`
+}
+
+const (
+	maxField   = 200  // characters kept of a cell from the log
+	maxEntries = 4096 // tables and endpoint lines kept
+)
+
+var (
+	// ucxPrefix is UCX's own "[1645027038.617078] [host:pid:tid]" and,
+	// at UCX_LOG_LEVEL=info, the "file.c:NNN UCX INFO" after it.
+	ucxPrefix = regexp.MustCompile(`^\s*\[\d+\.\d+\]\s+\[[^\]]*\]\s+(?:\S+\.c:\d+\s+UCX\s+INFO\s+)?`)
+	rangeCell = regexp.MustCompile(`^\d+[KMGT]?(?:\.\.(?:\d+[KMGT]?|inf))?$`)
+	cudaMem   = regexp.MustCompile(`\b(?:from|to|into)\s+cuda\b`)
+	epLine    = regexp.MustCompile(`^(\S+\s+(?:self|intra-node|inter-node)\s+cfg#\d+|ep_cfg\[\d+\]:)\s+((?:tag|rma|rma_am|amo|amo_am|am|stream|ka)\(.*)$`)
+	peerWord  = regexp.MustCompile(`\b(self|intra-node|inter-node)\b`)
+	rdmaLane  = regexp.MustCompile(`\b(?:rc|dc|ud)_(?:mlx5|verbs)/|\brc_x\b`)
+)
+
+// ParseLog reads a UCX log (any program's output with UCX_PROTO_INFO=y or
+// UCX_LOG_LEVEL=info), through launcher prefixes. It is partial when
+// the input was stopped or ends mid-line. No table and no endpoint line:
+// an error wrapping ErrNoData.
+func ParseLog(r io.Reader) (*LogSummary, error) {
+	lr := bounded.NewLines(r, bounded.MaxLine)
+	lr.StripPrefixes()
+	s := &LogSummary{}
+	var cur *Transfer
+	flush := func() {
+		if cur != nil && cur.Protocol != "" && len(s.Transfers) < maxEntries {
+			cur.Path = classify(*cur)
+			s.Transfers = append(s.Transfers, *cur)
+		}
+		cur = nil
+	}
+	for {
+		b, ok := lr.Next()
+		if !ok {
+			break
+		}
+		line := ucxPrefix.ReplaceAllString(string(b), "")
+		if m := epLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+			if len(s.EPConfigs) < maxEntries {
+				s.EPConfigs = append(s.EPConfigs, EPConfig{Line: lr.N(), Config: clip(m[1]), Lanes: clip(m[2])})
+			}
+			continue
+		}
+		cells, ok := tableRow(line)
+		if !ok {
+			continue
+		}
+		switch {
+		case len(cells) >= 2 && rangeCell.MatchString(cells[0]) && cur != nil:
+			// Rows come smallest first: the last is the bulk.
+			cur.Range, cur.Protocol = clip(cells[0]), clip(cells[1])
+			if len(cells) > 2 {
+				cur.Lanes = clip(cells[2])
+			}
+		case len(cells) == 2 && strings.Contains(cells[1], " by ") && !rangeCell.MatchString(cells[0]):
+			flush()
+			cur = &Transfer{Line: lr.N(), Config: clip(cells[0]), Peer: peerWord.FindString(cells[0]),
+				Operation: clip(cells[1]), GPU: cudaMem.MatchString(cells[1])}
+		}
+	}
+	flush()
+	if err := lr.Err(); err != nil {
+		return nil, fmt.Errorf("reading UCX log: %w", err)
+	}
+	if len(s.Transfers) == 0 && len(s.EPConfigs) == 0 {
+		return nil, fmt.Errorf("parsing UCX log: %w", ErrNoData)
+	}
+	var reasons []string
+	if err := lr.Stopped(); err != nil {
+		reasons = append(reasons, err.Error())
+	}
+	if n, _, cut := lr.Cut(); cut {
+		reasons = append(reasons, fmt.Sprintf("the log ends mid-line at line %d, which is not read", n))
+	}
+	if len(reasons) > 0 {
+		s.Partial, s.PartialReason = true, strings.Join(reasons, "; ")
+	}
+	s.Outcome, s.Reasons = outcome(s.Transfers)
+	return s, nil
+}
+
+// tableRow splits "| a | b | c |" into its trimmed cells.
+func tableRow(line string) ([]string, bool) {
+	t := strings.TrimSpace(line)
+	if len(t) < 2 || t[0] != '|' || t[len(t)-1] != '|' {
+		return nil, false
+	}
+	parts := strings.Split(t[1:len(t)-1], "|")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts, true
+}
+
+func clip(s string) string { return bounded.ClipString(s, maxField) }
+
+// stagedWords name protocols that move the data through a bounce buffer.
+var stagedWords = []string{"pipeline", "ppln", "copy-in", "copy-out", "bcopy", "fragmented", "software emulation"}
+
+// classify names the path of a transfer's bulk protocol.
+func classify(t Transfer) string {
+	if !t.GPU {
+		return PathHost
+	}
+	p, lanes := strings.ToLower(t.Protocol), strings.ToLower(t.Lanes)
+	switch {
+	case strings.Contains(p, "no data"):
+		return PathUnknown
+	case containsAny(p, stagedWords), strings.Contains(lanes, "tcp/"):
+		return PathStaged
+	case strings.Contains(lanes, "cuda_ipc"):
+		return PathIPC
+	case strings.Contains(lanes, "cuda_copy"):
+		return PathStaged // a bounce through cuda_copy, no network lane zero-copy
+	case strings.Contains(p, "zero-copy") && rdmaLane.MatchString(lanes):
+		return PathRDMA
+	}
+	return PathUnknown
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// outcome: fallback when any GPU-memory transfer is staged, direct when
+// every judged one is RDMA zero-copy or cuda_ipc, else unknown.
+func outcome(ts []Transfer) (string, []string) {
+	var direct, staged []string
+	for _, t := range ts {
+		d := fmt.Sprintf("line %d: %s | %s: %s on %s (%s)", t.Line, t.Config, t.Operation, t.Protocol, orNone(t.Lanes), t.Path)
+		switch t.Path {
+		case PathStaged:
+			staged = append(staged, d)
+		case PathRDMA, PathIPC:
+			direct = append(direct, d)
+		}
+	}
+	switch {
+	case len(staged) > 0:
+		return OutcomeFallback, staged
+	case len(direct) > 0:
+		return OutcomeDirect, direct
+	}
+	return OutcomeUnknown, []string{"no GPU-memory transfer with a judgeable protocol: rerun with UCX_PROTO_INFO=y and GPU buffers (osu_bw -d cuda D D, ucx_perftest -m cuda)"}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "no lane"
+	}
+	return s
+}
