@@ -65,6 +65,14 @@ type Facts struct {
 	GPUDMABufWhy, NICDMABufWhy string
 	RDMACore                   int    // rdma-core's version, 0 unknown
 	MOFED                      string // MLNX_OFED/DOCA-OFED's mlx5_core version
+	// RoCEMTUMin and RoCEMTUMax are the smallest and largest active MTU
+	// of the node's active RoCE ports; 0 where none was read.
+	RoCEMTUMin, RoCEMTUMax int
+	// Hopper: every GPU's name is a Hopper part (H100, H200, H800, GH200).
+	Hopper Tri
+	// ForceFlush is NCCL_NET_FORCE_FLUSH as a job here inherits it, ""
+	// where it is not set.
+	ForceFlush string
 }
 
 // Rule is one known-bad cell.

@@ -122,8 +122,10 @@ func TestFactsOfTheFixtureNodes(t *testing.T) {
 		// What nccl-tests ran with wins over the library.
 		{"h100x8-nccl221-peermem-only", "2.23.4", ""},
 		{"h100x8-proprietary-peermem", "2.21.5", ""},
-		{"h100x8-nvswitch-cx7-pix", "2.14.3", ""},
-		{"h100x8-nvswitch-cx7-pix", "2.12.12", ""},
+		// H100s under an NCCL before 2.19.1 flush needlessly.
+		{"h100x8-nvswitch-cx7-pix", "2.14.3", "aws/aws-ofi-nccl#314"},
+		{"h100x8-nvswitch-cx7-pix", "2.12.12", "aws/aws-ofi-nccl#314"},
+		{"h100x8-nvswitch-cx7-pix", "2.19.3", ""},
 	}
 	evs := map[string]*node.Evidence{}
 	for _, c := range cases {
@@ -158,5 +160,97 @@ func TestFromNodeWithoutEvidenceReadsTheFacts(t *testing.T) {
 	n.Facts[0].Value = "2.23.4"
 	if got := ids(Match(FromNode(n, nil))); got != "" {
 		t.Errorf("hits %q after the fix", got)
+	}
+}
+
+// A RoCE node of NVIDIA/nccl#1524: NCCL 2.21.5, one rail at 1024.
+func roceMTU() Facts {
+	return Facts{NCCL: "2.21.5", RDMANICs: 2, Mechanism: "dmabuf", RoCEMTUMin: 1024, RoCEMTUMax: 4096}
+}
+
+func TestNCCL1524MatchesItsCellAndNotItsNeighbours(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Facts)
+		want string
+	}{
+		{"rails at 1024 and 4096", func(*Facts) {}, "NVIDIA/nccl#1524"},
+		{"NCCL 2.20.3, the first without renegotiation", func(f *Facts) { f.NCCL = "2.20.3" }, "NVIDIA/nccl#1524"},
+		{"every rail at 1024", func(f *Facts) { f.RoCEMTUMax = 1024 }, "NVIDIA/nccl#1524"},
+		{"NCCL 2.19.3 still renegotiates", func(f *Facts) { f.NCCL = "2.19.3" }, ""},
+		{"every rail at 4096", func(f *Facts) { f.RoCEMTUMin = 4096 }, ""},
+		{"no RoCE port read", func(f *Facts) { f.RoCEMTUMin, f.RoCEMTUMax = 0, 0 }, ""},
+		{"NCCL unknown", func(f *Facts) { f.NCCL = "" }, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := roceMTU()
+			c.edit(&f)
+			hits := Match(f)
+			if got := ids(hits); got != c.want {
+				t.Errorf("hits %q, want %q", got, c.want)
+			}
+			if len(Failing(hits)) != 0 {
+				t.Errorf("a warn-level cell failed: %v", hits)
+			}
+		})
+	}
+}
+
+// A P5-like node of aws/aws-ofi-nccl#314: H100s, NCCL 2.18.5.
+func hopperFlush() Facts {
+	return Facts{NCCL: "2.18.5", RDMANICs: 8, Mechanism: "dmabuf", Hopper: Yes}
+}
+
+func TestOFI314MatchesItsCellAndNotItsNeighbours(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Facts)
+		want string
+	}{
+		{"H100s, NCCL 2.18.5", func(*Facts) {}, "aws/aws-ofi-nccl#314"},
+		{"NCCL_NET_FORCE_FLUSH=1 set", func(f *Facts) { f.ForceFlush = "1" }, "aws/aws-ofi-nccl#314"},
+		{"NCCL 2.19.1 defaults it to 0", func(f *Facts) { f.NCCL = "2.19.1" }, ""},
+		{"NCCL_NET_FORCE_FLUSH=0 set", func(f *Facts) { f.ForceFlush = "0" }, ""},
+		{"Ampere GPUs need the flush", func(f *Facts) { f.Hopper = No }, ""},
+		{"GPU names unknown", func(f *Facts) { f.Hopper = Unknown }, ""},
+		{"no RDMA NICs", func(f *Facts) { f.RDMANICs = 0 }, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := hopperFlush()
+			c.edit(&f)
+			hits := Match(f)
+			if got := ids(hits); got != c.want {
+				t.Errorf("hits %q, want %q", got, c.want)
+			}
+			if len(Failing(hits)) != 0 {
+				t.Errorf("a warn-level cell failed: %v", hits)
+			}
+		})
+	}
+}
+
+func TestTheNewFactsAreReadFromTheEvidence(t *testing.T) {
+	ev := &node.Evidence{
+		GPUs: []node.GPU{{Name: "NVIDIA H100 80GB HBM3"}, {Model: "NVIDIA H200"}},
+		NICs: []node.NIC{{Ports: []node.NICPort{
+			{State: "ACTIVE", PhysState: "LinkUp", LinkLayer: "Ethernet", ActiveMTU: 1024},
+			{State: "ACTIVE", PhysState: "LinkUp", LinkLayer: "Ethernet", ActiveMTU: 4096},
+			{State: "DOWN", PhysState: "Disabled", LinkLayer: "Ethernet", ActiveMTU: 256},
+			{State: "ACTIVE", PhysState: "LinkUp", LinkLayer: "InfiniBand"},
+		}}},
+		Overrides: &node.Overrides{Settings: []node.Setting{
+			{Name: "NCCL_NET_FORCE_FLUSH", Value: "0", Source: "environment"},
+			{Name: "NCCL_NET_FORCE_FLUSH", Value: "1", Source: "/etc/nccl.conf", Shadowed: true},
+		}},
+	}
+	f := FromEvidence(ev, "2.18.5")
+	if f.RoCEMTUMin != 1024 || f.RoCEMTUMax != 4096 || f.Hopper != Yes || f.ForceFlush != "0" {
+		t.Errorf("facts %+v", f)
+	}
+	ev.GPUs = append(ev.GPUs, node.GPU{Name: "NVIDIA A100-SXM4-80GB"})
+	if f := FromEvidence(ev, ""); f.Hopper != No {
+		t.Errorf("an A100 among them: Hopper %v", f.Hopper)
 	}
 }

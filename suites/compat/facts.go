@@ -3,6 +3,7 @@ package compat
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/results"
@@ -34,7 +35,59 @@ func FromEvidence(ev *node.Evidence, ran string) Facts {
 	}
 	f.GPUDMABuf, f.GPUDMABufWhy = gpuDMABuf(ev)
 	f.NICDMABuf, f.NICDMABufWhy = nicDMABuf(ev)
+	f.RoCEMTUMin, f.RoCEMTUMax = roceMTUs(ev.NICs)
+	f.Hopper = hopper(ev.GPUs)
+	f.ForceFlush = inherited(ev.Overrides, "NCCL_NET_FORCE_FLUSH")
 	return f
+}
+
+// roceMTUs is the range of the active MTUs of the active RoCE ports.
+func roceMTUs(nics []node.NIC) (low, high int) {
+	for _, n := range nics {
+		for _, p := range n.Ports {
+			if p.LinkLayer != "Ethernet" || !p.Active() || p.ActiveMTU <= 0 {
+				continue
+			}
+			if low == 0 || p.ActiveMTU < low {
+				low = p.ActiveMTU
+			}
+			high = max(high, p.ActiveMTU)
+		}
+	}
+	return low, high
+}
+
+// hopper: Yes when every GPU is named as a Hopper part, No when one is
+// named otherwise, Unknown without names.
+func hopper(gpus []node.GPU) Tri {
+	t := Unknown
+	for _, g := range gpus {
+		name := g.Name
+		if name == "" {
+			name = g.Model
+		}
+		if name == "" {
+			return Unknown
+		}
+		if !strings.Contains(name, "H100") && !strings.Contains(name, "H200") && !strings.Contains(name, "H800") {
+			return No
+		}
+		t = Yes
+	}
+	return t
+}
+
+// inherited is the value of the setting that wins, "" where none is set.
+func inherited(o *node.Overrides, name string) string {
+	if o == nil {
+		return ""
+	}
+	for _, s := range o.Settings {
+		if s.Name == name && !s.Shadowed && !s.MCA {
+			return s.Value
+		}
+	}
+	return ""
 }
 
 // FromNode reads the facts of a node of results.json: from its evidence

@@ -1,6 +1,10 @@
 package compat
 
-import "github.com/gdrcheck/gdrcheck/harness/baseline"
+import (
+	"fmt"
+
+	"github.com/gdrcheck/gdrcheck/harness/baseline"
+)
 
 // Table is the known-bad cells of the compatibility matrix, each a
 // published incompatibility with its source. To add one, append a Rule:
@@ -43,5 +47,43 @@ var Table = []Rule{
 		},
 		Breaks: "NCCL tries dma-buf, gets \"ibv_reg_dmabuf_mr failed with error Operation not supported\" and may not back off to nvidia_peermem (fixed by 2.16)",
 		Fix:    "NCCL_DMABUF_ENABLE=0, or NCCL >= 2.16, or an RDMA stack with dma-buf (rdma-core >= 34, kernel >= 5.12)",
+	},
+	{
+		ID:       "NVIDIA/nccl#1524",
+		Source:   "https://github.com/NVIDIA/nccl/issues/1524",
+		Severity: Warn,
+		// 2.20.3 dropped "remQpInfo.mtu = min(remQpInfo.mtu,
+		// portAttr.active_mtu)"; it hangs only against a peer with
+		// another MTU, which one node cannot see: a warning.
+		NCCL: baseline.MustParseRange(">=2.20.3"),
+		Match: func(f Facts) (bool, string) {
+			switch {
+			case f.RoCEMTUMin == 0:
+				return false, ""
+			case f.RoCEMTUMin != f.RoCEMTUMax:
+				return true, fmt.Sprintf("the RoCE ports run different active MTUs (%d to %d)", f.RoCEMTUMin, f.RoCEMTUMax)
+			case f.RoCEMTUMin < 4096:
+				return true, fmt.Sprintf("the RoCE ports run an active MTU of %d, below the 4096 of a 9000-byte netdev", f.RoCEMTUMin)
+			}
+			return false, ""
+		},
+		Breaks: "NCCL no longer lowers a connection's MTU to the smaller end's: against a node with another RoCE MTU it gets \"local access violation work queue error\" (IBV_WC_LOC_LEN_ERR) and the job hangs",
+		Fix:    "the same MTU on every node's RoCE netdevs (9000 gives active_mtu 4096), set before NCCL starts",
+	},
+	{
+		ID:       "aws/aws-ofi-nccl#314",
+		Source:   "https://github.com/aws/aws-ofi-nccl/pull/314",
+		Severity: Warn,
+		// Hopper needs no flush after a GPUDirect receive, but NCCL before
+		// 2.19.1 defaults NCCL_NET_FORCE_FLUSH to 1: slower, not broken.
+		NCCL: baseline.MustParseRange("<2.19.1"),
+		Match: func(f Facts) (bool, string) {
+			if f.RDMANICs == 0 || f.Hopper != Yes || f.ForceFlush == "0" {
+				return false, ""
+			}
+			return true, "the GPUs are Hopper and NCCL_NET_FORCE_FLUSH is not 0"
+		},
+		Breaks: "NCCL flushes every GPUDirect RDMA receive with an extra RDMA read the Hopper GPUs do not need, costing network bandwidth",
+		Fix:    "NCCL >= 2.19.1, or NCCL_NET_FORCE_FLUSH=0 in the job's environment or /etc/nccl.conf",
 	},
 }

@@ -130,16 +130,9 @@ var _ = suites.Describe("topology", func() {
 	})
 
 	It("has the IOMMU off or in passthrough for GPUs and NICs", func() {
-		var bad []string
-		for _, g := range ev.GPUs {
-			if g.IOMMU.Mode == node.IOMMUTranslating {
-				bad = append(bad, fmt.Sprintf("%s is in IOMMU group %s with a %s domain (translating); expected off or passthrough (iommu=pt)", suites.GPUName(g), g.IOMMU.Group, g.IOMMU.Type))
-			}
-		}
-		for _, n := range ev.NICs {
-			if n.IOMMU.Mode == node.IOMMUTranslating {
-				bad = append(bad, fmt.Sprintf("NIC %s %s is in IOMMU group %s with a %s domain (translating); expected off or passthrough (iommu=pt)", n.Name, n.BusID, n.IOMMU.Group, n.IOMMU.Type))
-			}
+		bad, note := iommuFindings(ev)
+		if note != "" {
+			suites.Note("%s", note)
 		}
 		Expect(bad).To(suites.HaveNoFindings())
 	})
