@@ -148,12 +148,20 @@ func runFixtureProm(t *testing.T, name string, extra ...string) (verdicts, *resu
 // emulator and its arguments before it) on a fixture node.
 func runFixtureWith(t *testing.T, launcher []string, name string, extra ...string) (verdicts, *results.Results, string) {
 	t.Helper()
+	recs, more := shapeRuns(name)
+	return runFixtureOn(t, launcher, name, recs, more, extra...)
+}
+
+// runFixtureOn is runFixtureWith replaying recs, with more arguments, as
+// the node's nccl-tests runs.
+func runFixtureOn(t *testing.T, launcher []string, name string, recs map[string]string, more []string, extra ...string) (verdicts, *results.Results, string) {
+	t.Helper()
 	out := t.TempDir()
 	prom := filepath.Join(out, "gdrcheck.prom")
 	args := append([]string{"run", "-q", "--host-root", nodes + name + ".ttar", "--out", out, "--prom-textfile", prom}, extra...)
 	cmd := exec.Command(launcher[0])
 	cmd.Env = append(os.Environ(), "SLURMD_NODENAME=")
-	if recs, more := shapeRuns(name); recs != nil {
+	if recs != nil {
 		// Only the collectives recorded exist, as on a cluster that
 		// built some of nccl-tests.
 		var bins []string

@@ -34,16 +34,21 @@ type LogSummary struct {
 	GDRHCAs     []GDRHCA          `json:"gdr_hcas"`               // "NET/IB : GPU Direct RDMA Enabled for HCA 0 'mlx5_0'"; the first 256
 	GDRGPUs     []GDRGPU          `json:"gdr_gpus"`               // "GPU Direct RDMA Enabled for GPU X / HCA Y ..."; the first 256
 	DMABUFGPUs  []int             `json:"dmabuf_gpus"`            // "DMA-BUF is available on GPU device N"; the first 256
-	Env         map[string]string `json:"env"`                    // "NCCL_X set by environment to V"; 256 names at most
+	Env         map[string]string `json:"env"`                    // "NCCL_X set by environment to V" (or "set to V"); 256 names at most
 	Ranks       int               `json:"ranks"`                  // largest nranks of any communicator; 0 if no comm line
 	Nodes       int               `json:"nodes"`                  // largest nNodes (NCCL 2.19+ prints it); 0 if unknown
 	LocalRanks  int               `json:"local_ranks"`            // largest localRanks; 0 if unknown
 	Transports  map[string]int    `json:"transports"`             // transport class -> channel connection lines
 	// Uses says, per transport class, on which channels and between which
 	// ranks the connection lines were; sorted by class.
-	Uses            []TransportUse `json:"transport_uses"`
-	Findings        []Finding      `json:"findings"`                   // WARN lines and error return traces; the first 256 distinct
-	FindingsOmitted int            `json:"findings_omitted,omitempty"` // lines of findings past the first 256
+	Uses []TransportUse `json:"transport_uses"`
+	// NICs says which NET device each rank's connections went through,
+	// with the rank's GPU where its comm line names it (log_nics.go);
+	// the first maxNICUses, NICUsesOmitted counts the lines past them.
+	NICs            []NICUse  `json:"nic_uses,omitempty"`
+	NICUsesOmitted  int       `json:"nic_uses_omitted,omitempty"`
+	Findings        []Finding `json:"findings"`                   // WARN lines and error return traces; the first 256 distinct
+	FindingsOmitted int       `json:"findings_omitted,omitempty"` // lines of findings past the first 256
 	// Hints are the lines in which NCCL says why it will not take the
 	// direct path, each kind once, with what to do about it.
 	Hints []Hint `json:"hints"`
@@ -249,6 +254,7 @@ func ParseLog(r io.Reader) (*LogSummary, error) {
 	}
 	p.finishHints()
 	p.adviseHints()
+	p.nics.finish(s)
 	reasons := partialReasons(lr, "log", "")
 	switch {
 	case p.infoLines && p.initDone == 0:
@@ -297,6 +303,7 @@ type logParser struct {
 	uses     map[viaInfo]int    // class -> index in s.Uses
 	warn     *Finding           // the WARN of the previous line, held until its wrapped tail is known
 	scratch  Comm               // written for comm lines past MaxComms
+	nics     *nicUses           // which NIC each rank's connections used
 
 	lumped                     int  // connection lines counted under a classOther class
 	found, infoLines           bool // an NCCL line; an INFO line
@@ -321,5 +328,6 @@ func newLogParser() *logParser {
 		comms: map[string]int{}, findings: map[findingKey]int{}, hints: map[string]int{},
 		devices: map[NetDevice]bool{}, hcas: map[GDRHCA]bool{}, gpus: map[GDRGPU]bool{},
 		repeated: map[string]bool{}, vias: map[string]viaInfo{}, uses: map[viaInfo]int{},
+		nics: newNICUses(),
 	}
 }

@@ -42,7 +42,9 @@ var (
 	hcaRe      = regexp.MustCompile(`^NET/(\S+?)\s*: GPU Direct RDMA (Enabled|Disabled) for HCA (\d+) '([^']*)'`)
 	gpuGDRRe   = regexp.MustCompile(`^GPU Direct RDMA (Enabled|Disabled) for GPU (\S+) / HCA (\S+)(?:.*? mode (\S+))?`)
 	dmabufRe   = regexp.MustCompile(`^DMA-BUF is available on GPU device (\d+)`)
-	envRe      = regexp.MustCompile(`^(NCCL_[A-Z0-9_]+) set by environment to (.*?)\.?\s*$`)
+	// NCCL_PARAM values print "set by environment to"; net_ib.cc prints
+	// "NCCL_IB_HCA set to mlx5_0,mlx5_1".
+	envRe      = regexp.MustCompile(`^(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*?)\.?\s*$`)
 	commRe     = regexp.MustCompile(`comm (\S+) rank (\d+) nranks (\d+) cudaDev (\d+)(?: nvmlDev \d+)? busId ([0-9a-fA-F]+)`)
 	commTopoRe = regexp.MustCompile(`comm (\S+) rank (\d+) nRanks (\d+) nNodes (\d+) localRanks (\d+) localRank (\d+)`)
 )
@@ -62,6 +64,11 @@ func (p *logParser) info(prefix, msg []byte) {
 			}
 		}
 	case bytes.HasPrefix(msg, pfxNET):
+		if bytes.Contains(msg, txtUsing) {
+			// Each process's own list: before the repeat check,
+			// since processes print the same list.
+			p.nics.using(prefix, msg)
+		}
 		if p.repeated[string(msg)] {
 			return
 		}
@@ -204,6 +211,9 @@ func (p *logParser) connection(prefix []byte, c Connection, via []byte) {
 	}
 	host := hostOf(prefix)
 	s.Uses[i].add(host, c, via)
+	if strings.HasPrefix(vi.class, "NET/") {
+		p.nics.connection(prefix, c, via)
+	}
 	if len(s.Connections) < MaxConnections {
 		c.Host, c.Via, c.Class, c.GDR = keepField(host), keep(via), vi.class, vi.gdr
 		s.Connections = append(s.Connections, c)

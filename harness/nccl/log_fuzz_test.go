@@ -331,8 +331,8 @@ func TestChannelListWritesRunsAsRanges(t *testing.T) {
 		{[]int{0, 1, 2, 3, 8, 10, 10}, "channels 00-03, 08 and 10"},
 		{[]int{0, 2, 4, 6, 8, 10, 12, 14}, "channels 00, 02, 04, 06, 08, 10 and 2 more"},
 	} {
-		if got := channelList(tt.in); got != tt.want {
-			t.Errorf("channelList(%v) = %q, want %q", tt.in, got, tt.want)
+		if got := ChannelList(tt.in); got != tt.want {
+			t.Errorf("ChannelList(%v) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

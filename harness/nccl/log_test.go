@@ -234,7 +234,7 @@ func TestParseLogReadsEveryFixture(t *testing.T) {
 			file: synthetic + "ib-nccl2.12-ibv_reg_mr-enomem-subsys-env-synthetic.txt",
 			want: logWant{
 				nccl: "2.12.12", cuda: "11.7",
-				env: map[string]string{"NCCL_IB_TIMEOUT": "22"},
+				env: map[string]string{"NCCL_IB_HCA": "mlx5_0", "NCCL_IB_TIMEOUT": "22"}, // net_ib.cc echoes NCCL_IB_HCA as "set to"
 				findings: []Finding{
 					{Level: "WARN", Source: "misc/ibvwrap.cc:262", Text: "Call to ibv_reg_mr failed with error Cannot allocate memory", Count: 1, Line: 6},
 					{Level: "ERROR", Source: "transport/net_ib.cc:710", Text: "transport/net_ib.cc:710 -> 2", Count: 1, Line: 7},

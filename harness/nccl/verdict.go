@@ -194,7 +194,7 @@ const (
 // "channels 01 and 03, rank 7 -> 0 via NET/IB/1 on kg35-nvl03".
 func where(channels []int, links []Link, other int) string {
 	var parts []string
-	if c := channelList(channels); c != "" {
+	if c := ChannelList(channels); c != "" {
 		parts = append(parts, c)
 	}
 	type pairs struct {
@@ -237,9 +237,9 @@ func where(channels []int, links []Link, other int) string {
 	return strings.Join(parts, ", ")
 }
 
-// channelList writes channel numbers as NCCL does (%02d), with runs of
+// ChannelList writes channel numbers as NCCL does (%02d), with runs of
 // three or more as ranges: "channels 00-03, 08 and 10".
-func channelList(channels []int) string {
+func ChannelList(channels []int) string {
 	ch := slices.Clone(channels)
 	slices.Sort(ch)
 	ch = slices.Compact(ch)

@@ -73,6 +73,12 @@ type Facts struct {
 	// ForceFlush is NCCL_NET_FORCE_FLUSH as a job here inherits it, ""
 	// where it is not set.
 	ForceFlush string
+	// C2CRails is the GPUs whose rail NIC hangs off the CPU they reach
+	// over NVLink-C2C (path P2C: GH200, GB200); 0 where none or unknown.
+	C2CRails int
+	// GDRC2C and GDRLevel are NCCL_NET_GDR_C2C and NCCL_NET_GDR_LEVEL as
+	// a job here inherits them, "" where they are not set.
+	GDRC2C, GDRLevel string
 }
 
 // Rule is one known-bad cell.

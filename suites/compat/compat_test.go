@@ -126,6 +126,12 @@ func TestFactsOfTheFixtureNodes(t *testing.T) {
 		{"h100x8-nvswitch-cx7-pix", "2.14.3", "aws/aws-ofi-nccl#314"},
 		{"h100x8-nvswitch-cx7-pix", "2.12.12", "aws/aws-ofi-nccl#314"},
 		{"h100x8-nvswitch-cx7-pix", "2.19.3", ""},
+		// GH200s reach their NICs over C2C: no GDRDMA before 2.27.3.
+		{"gh200x4-c2c-cx7", "2.26.6", "NVIDIA/nccl#1579"},
+		{"gh200x4-c2c-cx7", "2.27.3", ""},
+		{"gh200x4-c2c-cx7", "2.28.3", ""},
+		// PIX rails: not in the cell, whatever the NCCL.
+		{"h100x8-nvswitch-cx7-pix", "2.26.6", ""},
 	}
 	evs := map[string]*node.Evidence{}
 	for _, c := range cases {
@@ -243,14 +249,61 @@ func TestTheNewFactsAreReadFromTheEvidence(t *testing.T) {
 		Overrides: &node.Overrides{Settings: []node.Setting{
 			{Name: "NCCL_NET_FORCE_FLUSH", Value: "0", Source: "environment"},
 			{Name: "NCCL_NET_FORCE_FLUSH", Value: "1", Source: "/etc/nccl.conf", Shadowed: true},
+			{Name: "NCCL_NET_GDR_C2C", Value: "1", Source: "/etc/nccl.conf"},
+			{Name: "NCCL_NET_GDR_LEVEL", Value: "PHB", Source: "environment"},
 		}},
 	}
 	f := FromEvidence(ev, "2.18.5")
-	if f.RoCEMTUMin != 1024 || f.RoCEMTUMax != 4096 || f.Hopper != Yes || f.ForceFlush != "0" {
+	if f.RoCEMTUMin != 1024 || f.RoCEMTUMax != 4096 || f.Hopper != Yes || f.ForceFlush != "0" || f.GDRC2C != "1" || f.GDRLevel != "PHB" {
 		t.Errorf("facts %+v", f)
 	}
 	ev.GPUs = append(ev.GPUs, node.GPU{Name: "NVIDIA A100-SXM4-80GB"})
 	if f := FromEvidence(ev, ""); f.Hopper != No {
 		t.Errorf("an A100 among them: Hopper %v", f.Hopper)
+	}
+}
+
+// A GH200 node of NVIDIA/nccl#1579: four GPUs, each NIC behind its Grace.
+func c2cNode() Facts {
+	return Facts{NCCL: "2.24.3", RDMANICs: 4, Mechanism: "dmabuf", Hopper: Yes, C2CRails: 4}
+}
+
+func TestNCCL1579MatchesItsCellAndNotItsNeighbours(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Facts)
+		want string
+	}{
+		{"NCCL 2.24.3, the issue's", func(*Facts) {}, "NVIDIA/nccl#1579"},
+		{"NCCL 2.26.6 defaults NCCL_NET_GDR_C2C to 0", func(f *Facts) { f.NCCL = "2.26.6" }, "NVIDIA/nccl#1579"},
+		{"NCCL 2.26.6 with NCCL_NET_GDR_C2C=1", func(f *Facts) { f.NCCL, f.GDRC2C = "2.26.6", "1" }, ""},
+		{"NCCL 2.25.1 has no NCCL_NET_GDR_C2C", func(f *Facts) { f.NCCL, f.GDRC2C = "2.25.1", "1" }, "NVIDIA/nccl#1579"},
+		{"NCCL 2.27.3 defaults it to 1", func(f *Facts) { f.NCCL = "2.27.3" }, ""},
+		{"NCCL_NET_GDR_LEVEL=SYS", func(f *Facts) { f.GDRLevel = "SYS" }, ""},
+		{"NCCL_NET_GDR_LEVEL=PHB", func(f *Facts) { f.GDRLevel = "PHB" }, ""},
+		{"NCCL_NET_GDR_LEVEL=3, PHB in the old numbering", func(f *Facts) { f.GDRLevel = "3" }, ""},
+		{"NCCL_NET_GDR_LEVEL=PXB is the default", func(f *Facts) { f.GDRLevel = "PXB" }, "NVIDIA/nccl#1579"},
+		{"NCCL_NET_GDR_LEVEL=phb: NCCL matches names case-sensitively", func(f *Facts) { f.GDRLevel = "phb" }, "NVIDIA/nccl#1579"},
+		{"no GPU reaches its NIC over C2C", func(f *Facts) { f.C2CRails = 0 }, ""},
+		{"no RDMA NICs", func(f *Facts) { f.RDMANICs = 0 }, ""},
+		{"NCCL unknown", func(f *Facts) { f.NCCL = "" }, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := c2cNode()
+			c.edit(&f)
+			hits := Match(f)
+			if got := ids(hits); got != c.want {
+				t.Errorf("hits %q, want %q", got, c.want)
+			}
+			if c.want != "" && len(Failing(hits)) != 1 {
+				t.Errorf("the cell did not fail: %v", hits)
+			}
+		})
+	}
+	h := Match(c2cNode())
+	if len(h) != 1 || !strings.HasPrefix(h[0].String(), "NVIDIA/nccl#1579: NCCL 2.24.3 is <2.27.3, 4 GPU(s) reach their rail NIC through the CPU over NVLink-C2C (P2C)") ||
+		!strings.Contains(h[0].String(), "fix: NCCL >= 2.27.3") {
+		t.Errorf("hit %v", h)
 	}
 }

@@ -38,7 +38,27 @@ func FromEvidence(ev *node.Evidence, ran string) Facts {
 	f.RoCEMTUMin, f.RoCEMTUMax = roceMTUs(ev.NICs)
 	f.Hopper = hopper(ev.GPUs)
 	f.ForceFlush = inherited(ev.Overrides, "NCCL_NET_FORCE_FLUSH")
+	f.GDRC2C = inherited(ev.Overrides, "NCCL_NET_GDR_C2C")
+	f.GDRLevel = inherited(ev.Overrides, "NCCL_NET_GDR_LEVEL")
+	for _, g := range ev.GPUs {
+		if p, ok := ev.PreferredPath(g.BusID); ok && p.Class == node.PathP2C {
+			f.C2CRails++
+		}
+	}
 	return f
+}
+
+// gdrLevelReachesPHB says whether NCCL_NET_GDR_LEVEL lets GPU Direct RDMA
+// cross the CPU's root complex: PHB or SYS by name (NCCL matches them
+// case-sensitively), 3 or more in the old numbering (graph/paths.cc
+// ncclGetLevel: 0 LOC, 1 PIX, 2 PXB, 3 PHB, 4 and 5 SYS).
+func gdrLevelReachesPHB(v string) bool {
+	v = strings.TrimSpace(v)
+	if v == "PHB" || v == "SYS" {
+		return true
+	}
+	n, err := strconv.Atoi(v)
+	return err == nil && n >= 3
 }
 
 // roceMTUs is the range of the active MTUs of the active RoCE ports.

@@ -86,4 +86,26 @@ var Table = []Rule{
 		Breaks: "NCCL flushes every GPUDirect RDMA receive with an extra RDMA read the Hopper GPUs do not need, costing network bandwidth",
 		Fix:    "NCCL >= 2.19.1, or NCCL_NET_FORCE_FLUSH=0 in the job's environment or /etc/nccl.conf",
 	},
+	{
+		ID:       "NVIDIA/nccl#1579",
+		Source:   "https://github.com/NVIDIA/nccl/issues/1579",
+		Severity: Fail,
+		// A NIC behind the CPU is PHB to a GPU joined to that CPU by
+		// C2C, beyond NCCL's default GDR level (PXB). graph/paths.cc:
+		// v2.26.2-1 adds NCCL_NET_GDR_C2C defaulting to 0, v2.27.3-1
+		// defaults it to 1; the maintainers confirm GDRDMA off on
+		// GH200/GB200 and NCCL_NET_GDR_LEVEL=SYS as the workaround.
+		NCCL: baseline.MustParseRange("<2.27.3"),
+		Match: func(f Facts) (bool, string) {
+			switch {
+			case f.RDMANICs == 0 || f.C2CRails == 0 || gdrLevelReachesPHB(f.GDRLevel):
+				return false, ""
+			case f.GDRC2C == "1" && !f.ncclBefore(2, 26):
+				return false, ""
+			}
+			return true, fmt.Sprintf("%d GPU(s) reach their rail NIC through the CPU over NVLink-C2C (P2C), and neither NCCL_NET_GDR_C2C=1 (2.26) nor NCCL_NET_GDR_LEVEL=PHB or SYS is set", f.C2CRails)
+		},
+		Breaks: "NCCL disables GPU Direct RDMA between those GPUs and their NICs and stages network traffic through host memory (2 x GH200, NCCL 2.24.3: all_reduce 79.7 GB/s without GDRDMA, 96.1 with it)",
+		Fix:    "NCCL >= 2.27.3 (GDRDMA over C2C by default), or NCCL_NET_GDR_C2C=1 with NCCL 2.26, or NCCL_NET_GDR_LEVEL=PHB before it",
+	},
 }

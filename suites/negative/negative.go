@@ -7,6 +7,7 @@ package negative
 
 import (
 	"fmt"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -121,6 +122,35 @@ var _ = suites.Describe("negative", func() {
 			}
 		}
 		Expect(bad).To(suites.HaveNoFindings())
+	})
+
+	// What NCCL did, against the rails: each GPU's network channels
+	// through its own rail NIC, so a wrong or prefix-matched NCCL_IB_HCA,
+	// or a topology file of other wiring, is caught by its effect even
+	// where the NIC it picked still does GPUDirect RDMA.
+	It("puts each GPU's network channels on its rail NIC when forced onto the network", func() {
+		if m.Shape.NICs == 0 {
+			suites.NotApplicable("no RDMA NICs on this node: no rail to put a channel on")
+		}
+		f, ok := m.Find("all_reduce", nccl.ModeP2PSHMDisabled.Name)
+		if !ok {
+			suites.NotApplicable(fmt.Sprintf("%s not run: %s", nccl.ModeP2PSHMDisabled.Name, why(nccl.ModeP2PSHMDisabled, m.Shape)))
+		}
+		Expect(f).To(suites.HaveCompleted())
+		Expect(f.Result).To(suites.HaveNCCLLog(nccl.ModeP2PSHMDisabled.Name + " run"))
+		r := judgeRails(f.Result.Log, suites.Current().Evidence)
+		for _, n := range r.notes {
+			suites.Note("%s", n)
+		}
+		switch {
+		case r.judged > 0:
+		case r.unplaced > 0:
+			suites.CannotRun("the log ties none of its network connections to a GPU of this node and a named NIC: it needs the comm lines with busId and the NET/<net> : Using list (NCCL_DEBUG_SUBSYS=INIT,NET)")
+		default:
+			suites.NotApplicable(fmt.Sprintf("NCCL sent nothing through an RDMA NIC in this run (%s): no NIC choice to judge", nccl.TransportSummary(f.Result.Log.Transports)))
+		}
+		suites.Note("%d GPU(s) judged against the rails %s", r.judged, strings.Join(railNICs(suites.Current().Evidence), ", "))
+		Expect(r.bad).To(suites.HaveNoFindings())
 	})
 })
 
