@@ -39,6 +39,7 @@ type corpusGolden struct {
 	BWPeakGbps    *float64        `json:"bw_peak_gbps"`
 	BWAvgGbps     *float64        `json:"bw_avg_gbps"`
 	CommandPrefix *string         `json:"command_prefix"`
+	Paths         []string        `json:"paths"` // ucx-log: each table's path, in order
 }
 
 // corpusOut is the part of analyze's JSON the goldens speak about.
@@ -66,6 +67,9 @@ type corpusOut struct {
 	BWPeakGbps  *float64          `json:"bw_peak_gbps"`
 	BWAvgGbps   *float64          `json:"bw_avg_gbps"`
 	Command     string            `json:"command"`
+	UCXTables   []struct {
+		Path string `json:"path"`
+	} `json:"transfers"`
 }
 
 func TestEveryCorpusOutputAnalyzesAsItsGoldenSays(t *testing.T) {
@@ -114,7 +118,7 @@ func TestEveryCorpusOutputAnalyzesAsItsGoldenSays(t *testing.T) {
 // printed nothing.
 func checkNothingMore(t *testing.T, g corpusGolden) {
 	t.Helper()
-	if g.Prefix != nil || len(g.Transports) > 0 || len(g.Hints) > 0 || g.NCCLVersion != nil || (g.Rows != nil && *g.Rows > 0) || g.Mem != nil || g.CommandPrefix != nil {
+	if g.Prefix != nil || len(g.Transports) > 0 || len(g.Hints) > 0 || g.NCCLVersion != nil || (g.Rows != nil && *g.Rows > 0) || g.Mem != nil || g.CommandPrefix != nil || len(g.Paths) > 0 {
 		t.Errorf("analyze printed no JSON (nothing recognised), but the golden expects fields: %+v", g)
 	}
 }
@@ -188,6 +192,15 @@ func compareCorpus(g corpusGolden, out corpusOut) []string {
 	}
 	num("bw_peak_gbps", g.BWPeakGbps, out.BWPeakGbps)
 	num("bw_avg_gbps", g.BWAvgGbps, out.BWAvgGbps)
+	if g.Paths != nil {
+		var got []string
+		for _, x := range out.UCXTables {
+			got = append(got, x.Path)
+		}
+		if !slices.Equal(got, g.Paths) && !(len(got) == 0 && len(g.Paths) == 0) {
+			bad = append(bad, fmt.Sprintf("table paths %v, golden says %v", got, g.Paths))
+		}
+	}
 	if g.CommandPrefix != nil && !strings.HasPrefix(out.Command, *g.CommandPrefix) {
 		bad = append(bad, fmt.Sprintf("command %q, golden says it starts %q", out.Command, *g.CommandPrefix))
 	}

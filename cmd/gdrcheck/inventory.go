@@ -14,6 +14,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
+	"github.com/gdrcheck/gdrcheck/suites/overrides"
 )
 
 func newInventoryCmd(o *options) *cobra.Command {
@@ -24,7 +25,11 @@ func newInventoryCmd(o *options) *cobra.Command {
 		Long: `Inventory prints, for every GPU, its UUID and PCI bus id, its NUMA node and
 local CPUs, its preferred (closest) RDMA NIC and port, and the PCIe path
 class between them as nvidia-smi topo -m names it (PIX, PXB, PHB, NODE,
-SYS); then the class of every GPU <-> NIC pair.
+SYS); then the class of every GPU <-> NIC pair; then the NCCL_*, UCX_* and
+MCA settings a job here would inherit (the environment, NCCL_CONF_FILE or
+~/.nccl.conf, /etc/nccl.conf, the MCA parameter files), each with where it
+came from and whether it fits the node, as the topology suite's override
+audit judges it.
 
 Store the YAML once and compare later: after a hardware swap,
   gdrcheck inventory --expect node42.yaml
@@ -85,6 +90,7 @@ wrapper:
 			ev := node.Collect(h, node.DefaultSources(h))
 			ev.Relabel(o.hostRoot)
 			inv := ev.Inventory()
+			judgeOverrides(&inv, ev)
 			w := cmd.OutOrStdout()
 			// A gres map without a GPU's line is still written, and
 			// exits 2 below like a map that is not complete.
@@ -165,8 +171,9 @@ func (ts tables) render(w io.Writer) error {
 	return nil
 }
 
-// inventoryTables are the rail map and a GPU x NIC matrix in the shape of
-// nvidia-smi topo -m, so the two can be read side by side.
+// inventoryTables are the rail map, a GPU x NIC matrix in the shape of
+// nvidia-smi topo -m (so the two can be read side by side) and the
+// settings a job inherits.
 func inventoryTables(inv node.Inventory, ev *node.Evidence) tables {
 	rails := reports.Table{
 		Title:  "GPU rails on " + inv.Node,
@@ -180,9 +187,15 @@ func inventoryTables(inv node.Inventory, ev *node.Evidence) tables {
 		rails.Rows = append(rails.Rows, []string{idx, g.BusID, orDash(g.UUID), strconv.Itoa(g.NUMANode), orDash(g.CPUList), orDash(g.PreferredNIC), orDash(g.PreferredPort), orDash(g.NetDev), orDash(string(g.Path))})
 	}
 	out := tables{rails}
-	if len(ev.NICs) == 0 {
-		return out
+	if len(ev.NICs) > 0 {
+		out = append(out, pathMatrix(ev))
 	}
+	return append(out, overrideTable(inv)...)
+}
+
+// pathMatrix is the GPU x NIC matrix of nvidia-smi topo -m, the preferred
+// NIC of each GPU starred.
+func pathMatrix(ev *node.Evidence) reports.Table {
 	m := reports.Table{Title: "GPU <-> NIC paths", Header: []string{""}}
 	for _, n := range ev.NICs {
 		m.Header = append(m.Header, n.Name)
@@ -207,5 +220,39 @@ func inventoryTables(inv node.Inventory, ev *node.Evidence) tables {
 		}
 		m.Rows = append(m.Rows, row)
 	}
-	return append(out, m)
+	return m
+}
+
+// judgeOverrides writes the override audit's word beside each inherited
+// setting: the judgement is the topology spec's (suites/overrides), made
+// on the same evidence.
+func judgeOverrides(inv *node.Inventory, ev *node.Evidence) {
+	js := overrides.Judge(ev)
+	for i := range inv.Overrides {
+		if i < len(js) && js[i].Setting == inv.Overrides[i].Setting {
+			inv.Overrides[i].Fit, inv.Overrides[i].Why = string(js[i].Verdict), js[i].Why
+		}
+	}
+}
+
+// overrideTable lists the inherited settings: name, value, where from
+// (environment, or file:line) and the audit's word.
+func overrideTable(inv node.Inventory) tables {
+	if len(inv.Overrides) == 0 {
+		return nil
+	}
+	t := reports.Table{Title: "NCCL, UCX and MCA settings a job on " + inv.Node + " inherits",
+		Header: []string{"name", "value", "from", "fits"}}
+	for _, o := range inv.Overrides {
+		from := o.Source
+		if o.Line > 0 {
+			from = fmt.Sprintf("%s:%d", o.Source, o.Line)
+		}
+		fit := orDash(o.Fit)
+		if o.Why != "" {
+			fit += ": " + o.Why
+		}
+		t.Rows = append(t.Rows, []string{o.Name, o.Value, from, fit})
+	}
+	return tables{t}
 }

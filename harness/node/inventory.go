@@ -18,6 +18,9 @@ type Inventory struct {
 	Node  string          `json:"node" yaml:"node"`
 	GPUs  []InventoryGPU  `json:"gpus" yaml:"gpus"`
 	Paths []InventoryPath `json:"paths" yaml:"paths"`
+	// Overrides are the NCCL, UCX and MCA settings a job here inherits,
+	// in the order NCCL applies them (Evidence.Overrides).
+	Overrides []InventoryOverride `json:"overrides,omitempty" yaml:"overrides,omitempty"`
 	// Warnings say what the map was made without: a source that could
 	// not be used (NVML: no UUIDs, names or indexes), sources that
 	// disagree, a part of sysfs that could not be read.
@@ -37,6 +40,16 @@ type InventoryGPU struct {
 	NetDev        string    `json:"netdev,omitempty" yaml:"netdev,omitempty"`
 	Path          PathClass `json:"path,omitempty" yaml:"path,omitempty"`
 	NICNUMANode   *int      `json:"nic_numa_node,omitempty" yaml:"nic_numa_node,omitempty"`
+}
+
+// InventoryOverride is one inherited setting and where it came from. Fit
+// is the override audit's word on it (suites/overrides), written by the
+// command that judged it: evidence knows nothing of verdicts, so
+// Inventory leaves it empty.
+type InventoryOverride struct {
+	Setting `yaml:",inline"`
+	Fit     string `json:"fit,omitempty" yaml:"fit,omitempty"`
+	Why     string `json:"why,omitempty" yaml:"why,omitempty"`
 }
 
 // InventoryPath is one GPU <-> NIC pair and its class.
@@ -73,6 +86,14 @@ func (e *Evidence) Inventory() Inventory {
 	for _, p := range e.Problems {
 		if !p.Fatal {
 			inv.Warnings = append(inv.Warnings, p.String())
+		}
+	}
+	if o := e.Overrides; o != nil {
+		for _, s := range o.Settings {
+			inv.Overrides = append(inv.Overrides, InventoryOverride{Setting: s})
+		}
+		for _, u := range o.Unreadable {
+			inv.Warnings = append(inv.Warnings, "overrides: cannot read "+u)
 		}
 	}
 	return inv

@@ -35,12 +35,12 @@ type Overrides struct {
 
 // Setting is one NAME=value and where it came from.
 type Setting struct {
-	Name     string `json:"name"`
-	Value    string `json:"value"`
-	Source   string `json:"source"`         // "environment" or the host path: /etc/nccl.conf
-	Line     int    `json:"line,omitempty"` // in Source, from 1
-	Shadowed bool   `json:"shadowed,omitempty"`
-	MCA      bool   `json:"mca,omitempty"` // an Open MPI MCA parameter
+	Name     string `json:"name" yaml:"name"`
+	Value    string `json:"value" yaml:"value"`
+	Source   string `json:"source" yaml:"source"`                 // "environment" or the host path: /etc/nccl.conf
+	Line     int    `json:"line,omitempty" yaml:"line,omitempty"` // in Source, from 1
+	Shadowed bool   `json:"shadowed,omitempty" yaml:"shadowed,omitempty"`
+	MCA      bool   `json:"mca,omitempty" yaml:"mca,omitempty"` // an Open MPI MCA parameter
 }
 
 // Where names the setting's origin for a message: "/etc/nccl.conf line 3".

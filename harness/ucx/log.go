@@ -76,6 +76,11 @@ var (
 	epLine    = regexp.MustCompile(`^(\S+\s+(?:self|intra-node|inter-node)\s+cfg#\d+|ep_cfg\[\d+\]:)\s+((?:tag|rma|rma_am|amo|amo_am|am|stream|ka)\(.*)$`)
 	peerWord  = regexp.MustCompile(`\b(self|intra-node|inter-node)\b`)
 	rdmaLane  = regexp.MustCompile(`\b(?:rc|dc|ud)_(?:mlx5|verbs)/|\brc_x\b`)
+
+	// configCell ends a table header's first cell. UCX 1.16 prints some
+	// headers without "by" ("rendezvous data send(multi) from cuda/GPU0
+	// to cuda/dev[1]"), so the first cell must name the table too.
+	configCell = regexp.MustCompile(`(?:\bcfg#\d+|\bep_cfg\[\d+\])$`)
 )
 
 // ParseLog reads a UCX log (any program's output with UCX_PROTO_INFO=y or
@@ -117,7 +122,8 @@ func ParseLog(r io.Reader) (*LogSummary, error) {
 			if len(cells) > 2 {
 				cur.Lanes = clip(cells[2])
 			}
-		case len(cells) == 2 && strings.Contains(cells[1], " by ") && !rangeCell.MatchString(cells[0]):
+		case len(cells) == 2 && !rangeCell.MatchString(cells[0]) &&
+			(strings.Contains(cells[1], " by ") || configCell.MatchString(cells[0])):
 			flush()
 			cur = &Transfer{Line: lr.N(), Config: clip(cells[0]), Peer: peerWord.FindString(cells[0]),
 				Operation: clip(cells[1]), GPU: cudaMem.MatchString(cells[1])}

@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// Hand-written in UCX_PROTO_INFO's format (no public excerpt of these two
-// was found): cuda_ipc inside a node, and UCX_TLS without cuda over tcp.
+// Hand-written in UCX_PROTO_INFO's format: cuda_ipc inside a node (the
+// corpus's real cuda_ipc table, nixl1614, is inter-node over MNNVL), and
+// UCX_TLS without cuda over tcp (no public table of it was found).
 const ipcTable = `[1700000000.000001] [h:1 :0]   +--------------------------------+----------------------------------------------------+
 [1700000000.000002] [h:1 :0]   | ucp_context_0 intra-node cfg#3 | tagged message by ucp_tag_send* from cuda/GPU0     |
 [1700000000.000003] [h:1 :0]   +--------------------------------+------------------------------------+---------------+

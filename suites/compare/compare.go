@@ -1,11 +1,11 @@
 // Package compare judges an upgrade: the same nodes before and after it,
 // aspect by aspect (software, peer-memory mechanism, BAR1, PCIe links,
-// IOMMU, GPU <-> NIC map, verdicts, NCCL transports, bandwidth, known-bad
-// combinations). Each aspect of each node is one spec, so Jenkins tracks
-// "node X: mechanism" across builds; a change for the worse fails it (a
-// regression), any other change is noted. It judges two results.json and
-// runs no Ginkgo, so `gdrcheck run --compare-to` can use it in the process
-// that ran the suites.
+// IOMMU, GPU <-> NIC map, inherited NCCL and UCX settings, verdicts, NCCL
+// transports, bandwidth, known-bad combinations). Each aspect of each node
+// is one spec, so Jenkins tracks "node X: mechanism" across builds; a
+// change for the worse fails it (a regression), any other change is
+// noted. It judges two results.json and runs no Ginkgo, so `gdrcheck run
+// --compare-to` can use it in the process that ran the suites.
 package compare
 
 import (
@@ -43,6 +43,7 @@ const (
 	AspectPCIe      = "keeps its PCIe links"
 	AspectIOMMU     = "keeps its IOMMU mode"
 	AspectRails     = "keeps its GPU <-> NIC map"
+	AspectOverrides = "keeps its inherited NCCL and UCX settings"
 	AspectVerdicts  = "keeps its verdicts"
 	AspectTransport = "keeps its NCCL transports"
 	AspectBandwidth = "keeps its bandwidth"
@@ -157,7 +158,8 @@ func compareNode(b, a results.Node, bruns, aruns []results.Run, opt Options) []r
 	be, ae := evidence(b), evidence(a)
 	specs := []results.Spec{software(b, a).spec(AspectSoftware), mechanism(b, a).spec(AspectMechanism), knownBad(b, a, be, ae).spec(AspectKnownBad)}
 	if be != nil && ae != nil {
-		specs = append(specs, bar1(be, ae).spec(AspectBAR1), pcie(be, ae).spec(AspectPCIe), iommu(be, ae).spec(AspectIOMMU), rails(be, ae).spec(AspectRails))
+		specs = append(specs, bar1(be, ae).spec(AspectBAR1), pcie(be, ae).spec(AspectPCIe), iommu(be, ae).spec(AspectIOMMU), rails(be, ae).spec(AspectRails),
+			inherited(be, ae).spec(AspectOverrides))
 	}
 	specs = append(specs, verdicts(b, a).spec(AspectVerdicts), transports(bruns, aruns).spec(AspectTransport), bandwidth(bruns, aruns, opt).spec(AspectBandwidth))
 	slices.SortStableFunc(specs, func(x, y results.Spec) int { return strings.Compare(x.Name, y.Name) })

@@ -103,6 +103,16 @@ func TestEachPlantedChangeLandsInItsAspect(t *testing.T) {
 		{"fallback landed elsewhere", func(t *testing.T, n *results.Node) {
 			run(n, "negative", "all_reduce", "p2p-disabled").Transport = "NET/Socket"
 		}, AspectTransport, false, "negative all_reduce p2p-disabled: SHM -> NET/Socket"},
+		{"P2P disabled in /etc/nccl.conf", func(t *testing.T, n *results.Node) {
+			withEvidence(t, n, func(ev *node.Evidence) {
+				ev.Overrides = &node.Overrides{Settings: []node.Setting{{Name: "NCCL_P2P_DISABLE", Value: "1", Source: "/etc/nccl.conf", Line: 2}}}
+			})
+		}, AspectOverrides, true, "NCCL_P2P_DISABLE: unset -> 1 (/etc/nccl.conf line 2): NVLink/PCIe peer-to-peer between this node's GPUs is off"},
+		{"a harmless setting added", func(t *testing.T, n *results.Node) {
+			withEvidence(t, n, func(ev *node.Evidence) {
+				ev.Overrides = &node.Overrides{Settings: []node.Setting{{Name: "NCCL_DEBUG", Value: "WARN", Source: node.EnvironmentSource}}}
+			})
+		}, AspectOverrides, false, "NCCL_DEBUG: unset -> WARN (environment)"},
 		{"bandwidth inside its band", func(t *testing.T, n *results.Node) {
 			run(n, "collectives", "all_gather", "direct").BusBW *= 0.92
 		}, AspectBandwidth, false, ""}, // moved within its tolerance: not news,
