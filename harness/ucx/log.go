@@ -146,4 +146,3 @@ func tableRow(line string) ([]string, bool) {
 }
 
 func clip(s string) string { return bounded.ClipString(s, maxField) }
-
