@@ -1,7 +1,9 @@
 package ucx
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -42,5 +44,21 @@ func TestParseInfoReadsDomainsMemoryTypesAndTransports(t *testing.T) {
 	}
 	if _, listed := g.RDMADomains()[0].Registers("cuda"); listed {
 		t.Error("no memory types line, yet listed")
+	}
+}
+
+// The real ucx_perftest -t tag_bw -m cuda run of openucx/ucx#9908: its
+// Final line's overall latency and bandwidth.
+func TestParsePerftestReadsTheFinalLine(t *testing.T) {
+	p, err := ParsePerftest(strings.NewReader(read1("../../fixtures/corpus/ucx/ucx9908-perftest-tag_bw-cuda-rndv-cuda_copy-fenced-write-gdr-disabled.txt")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Iterations != 100 || p.LatencyUS != 340168.209 || p.BandwidthMBs != 646.78 || p.MsgRate != 3 || p.Waiting {
+		t.Errorf("got %+v", p)
+	}
+	w, err := ParsePerftest(strings.NewReader("[1717084632.951730] [gpu2:3756767:0]          module.c:280  UCX  DEBUG loading modules for ucx_perftest\nWaiting for connection...\n"))
+	if !errors.Is(err, ErrNoPerftest) || !w.Waiting {
+		t.Errorf("a rank waiting: %+v %v", w, err)
 	}
 }

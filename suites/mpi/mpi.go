@@ -15,6 +15,13 @@ import (
 
 func ucxDirs() []string { return ucx.ModuleDirs }
 
+// Names of the misbuild specs, which the benchmarks' skips point at.
+const (
+	SpecOpenMPI = "has an Open MPI built with CUDA support"
+	SpecMPICH   = "has an MPICH built with CUDA support"
+	SpecUCXCUDA = "has UCX with its cuda transports"
+)
+
 // judge turns a Check into the running spec's outcome.
 func judge(c Check) {
 	for _, n := range c.Notes {
@@ -34,15 +41,29 @@ func judge(c Check) {
 }
 
 var _ = suites.Describe("mpi", func() {
-	It("has an Open MPI built with CUDA support", func() {
+	It(SpecOpenMPI, func() {
 		judge(MPICUDA(suites.MPIFacts()))
 	})
 
-	It("has UCX with its cuda transports", func() {
+	It(SpecMPICH, func() {
+		judge(MPICHCUDA(suites.MPIFacts()))
+	})
+
+	It(SpecUCXCUDA, func() {
 		judge(UCXCUDA(suites.MPIFacts()))
 	})
 
 	It("has gdr_copy where UCX is set up for it", func() {
 		judge(GDRCopy(suites.MPIFacts()))
 	})
+
+	It("has UCX registering GPU memory with the RDMA NICs", func() {
+		var nics []string
+		for _, n := range suites.Evidence().NICs {
+			nics = append(nics, n.Name)
+		}
+		judge(UCXRDMA(suites.MPIFacts(), nics))
+	})
+
+	benchSpecs()
 })

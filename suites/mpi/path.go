@@ -151,6 +151,27 @@ func hasTransport(i ucx.Info, name string) bool {
 	return false
 }
 
+// Dominant names a verdict's path in one word: staged where any
+// GPU-memory transfer was, else the direct path most transfers took; ""
+// with none judged.
+func Dominant(v LogVerdict) string {
+	if v.Outcome == OutcomeFallback {
+		return PathStaged
+	}
+	n := map[string]int{}
+	best := ""
+	for _, t := range v.Transfers {
+		if t.Path != PathRDMA && t.Path != PathIPC {
+			continue
+		}
+		n[t.Path]++
+		if n[t.Path] > n[best] || n[t.Path] == n[best] && t.Path < best {
+			best = t.Path
+		}
+	}
+	return best
+}
+
 // LogExit is `gdrcheck analyze ucx-log`'s exit code for a log and why. A
 // staged transfer already read fails even in a partial log; a direct one
 // in a partial log cannot stand, as the part not read may hold a staged
