@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/mpi"
@@ -30,29 +29,6 @@ const (
 // with GPUDirect RDMA and 443 µs without (a share of 0.63, the OSU runs
 // in fixtures/corpus/INDEX.md), so a tenth lost is what is required.
 const interNodeRatioLimit = 0.9
-
-// benchSpecs declares the benchmark specs inside the mpi container.
-func benchSpecs() {
-	It(SpecIntraDirect, func() {
-		b := intraRuns()
-		proveDirect(b, mpi.IntraNode)
-	})
-
-	It(SpecIntraForced, func() {
-		b := intraRuns()
-		detectForced(b, mpi.IntraNode, mpi.ModeNoCUDAIPC)
-	})
-
-	It(SpecInterDirect, func() {
-		b := interRuns()
-		proveDirect(b, mpi.InterNode)
-	})
-
-	It(SpecInterForced, func() {
-		b := interRuns()
-		detectForced(b, mpi.InterNode, mpi.ModeNoGDR)
-	})
-}
 
 // intraRuns returns the runs, skipping where a node has one GPU.
 func intraRuns() *mpi.Benchmarks {

@@ -1,14 +1,19 @@
-// Package mpi holds the specs on CUDA-aware MPI over UCX: before any
-// benchmark, that Open MPI was built with CUDA support, that UCX has its
-// cuda transports, and that gdr_copy is there where UCX was set up for it.
-// Each misbuild fails naming its cause and fix; a node without MPI or UCX
-// skips as could-not-run.
+// Package mpi holds the specs on CUDA-aware MPI over UCX. Before any
+// benchmark: that Open MPI or MPICH was built with CUDA support, that UCX
+// has its cuda transports, gdr_copy where it was set up for it, and a NIC
+// memory domain registering GPU memory; each misbuild fails naming its
+// cause and fix, and a node without MPI or UCX skips as could-not-run.
+// Then the benchmarks the cluster provides: the path UCX's protocol
+// tables show between two GPUs of the node and across nodes, and the
+// forced fallbacks detected by protocol and bandwidth. The UCX path
+// verdict (path.go) is also analyze ucx-log's.
 package mpi
 
 import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/gdrcheck/gdrcheck/harness/mpi"
 	"github.com/gdrcheck/gdrcheck/harness/ucx"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
@@ -65,5 +70,20 @@ var _ = suites.Describe("mpi", func() {
 		judge(UCXRDMA(suites.MPIFacts(), nics))
 	})
 
-	benchSpecs()
+	// The benchmarks (bench.go), once the build showed no misbuild.
+	It(SpecIntraDirect, func() {
+		proveDirect(intraRuns(), mpi.IntraNode)
+	})
+
+	It(SpecIntraForced, func() {
+		detectForced(intraRuns(), mpi.IntraNode, mpi.ModeNoCUDAIPC)
+	})
+
+	It(SpecInterDirect, func() {
+		proveDirect(interRuns(), mpi.InterNode)
+	})
+
+	It(SpecInterForced, func() {
+		detectForced(interRuns(), mpi.InterNode, mpi.ModeNoGDR)
+	})
 })
