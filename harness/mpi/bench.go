@@ -224,7 +224,10 @@ func (r BenchRunner) Run(ctx context.Context, s BenchSpec) BenchRun {
 		defer os.Remove(out.Name())
 	}
 	cmd := exec.CommandContext(ctx, res.Command[0], res.Command[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	// gdrcheck runs as root on a node; Open MPI's mpirun refuses root
+	// unless told (the variables stand for --allow-run-as-root, and other
+	// launchers ignore them).
+	cmd.Env = append(append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"), env...)
 	cmd.WaitDelay = 5 * time.Second // a killed launcher must not leave ranks behind
 	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()

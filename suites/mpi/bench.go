@@ -139,10 +139,10 @@ func detectForced(b *mpi.Benchmarks, scope string, mode mpi.BenchMode) {
 		suites.CannotRun(fmt.Sprintf("the %s run printed no UCX protocol table: its path cannot be told", mode.Name))
 	}
 	fv := JudgeLog(f.UCX, nodeInfo())
-	now := Dominant(fv)
-	if now == "" {
-		now = fv.Outcome
+	if fv.Outcome == OutcomeUnknown {
+		suites.CannotRun(fmt.Sprintf("the %s run's UCX tables judge no GPU-memory transfer: %s", mode.Name, fv.Reasons[0]))
 	}
+	now := Dominant(fv)
 	subject := scope + " " + mode.Name
 	record(f, subject)
 	ratio, compared := mpi.Ratio(f, d)
