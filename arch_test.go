@@ -34,6 +34,8 @@ func TestImportArrows(t *testing.T) {
 			"parsers are plain libraries"},
 		{"./harness/ucx/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2", "os/exec"},
 			"parsers are plain libraries: the commands are run by harness/mpi"},
+		{"./harness/osu/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2", "os/exec"},
+			"parsers are plain libraries: the benchmarks are run by harness/mpi"},
 		{"./harness/mpi/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2"},
 			"evidence knows nothing of verdicts"},
 		{"./slurm/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/gdrcheck/gdrcheck/harness", "github.com/onsi/ginkgo/v2", "github.com/onsi/gomega"},

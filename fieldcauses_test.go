@@ -52,8 +52,12 @@ func specPatterns(t *testing.T) []*regexp.Regexp {
 	if err != nil {
 		t.Fatal(err)
 	}
+	pkg := "" // the package of the file being read, for its own constants
 	str := func(e ast.Expr) (string, bool) {
 		switch e := e.(type) {
+		case *ast.Ident:
+			s, ok := consts[pkg+"."+e.Name]
+			return s, ok
 		case *ast.BasicLit:
 			s, err := strconv.Unquote(e.Value)
 			return s, err == nil && e.Kind == token.STRING
@@ -97,6 +101,7 @@ func specPatterns(t *testing.T) []*regexp.Regexp {
 	}
 	var out []*regexp.Regexp
 	for _, f := range files {
+		pkg = f.Name.Name
 		ast.Inspect(f, func(n ast.Node) bool {
 			c, ok := n.(*ast.CallExpr)
 			if !ok {

@@ -163,5 +163,5 @@ func ConsoleTables(r *results.Results) []Table {
 	}
 	// Failures follow as a list (WriteFailures): their messages would
 	// make a table hundreds of columns wide.
-	return []Table{SummaryTable(r), GDRTable(r), ScalingTable(r), FallbackTable(r), ComparisonTable(r), RDMATable(r), ContainerTable(r), CompareTable(r)}
+	return []Table{SummaryTable(r), GDRTable(r), ScalingTable(r), FallbackTable(r), MPITable(r), ComparisonTable(r), RDMATable(r), ContainerTable(r), CompareTable(r)}
 }

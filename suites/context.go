@@ -78,8 +78,10 @@ type Context struct {
 	// ScalingErr says why there are none.
 	Scaling    *nccl.Scaling
 	ScalingErr error
-	// MPI is how the node's MPI and UCX were built, for the mpi area.
-	MPI *mpi.Facts
+	// MPI is how the node's MPI and UCX were built, for the mpi area;
+	// MPIBench its benchmark runs (nil where the node's evidence failed).
+	MPI      *mpi.Facts
+	MPIBench *mpi.Benchmarks
 
 	interrupt context.Context // RunOptions.Ctx
 }
@@ -120,6 +122,16 @@ func MPIFacts() mpi.Facts {
 		CannotRun("MPI and UCX were not looked at in this run")
 	}
 	return *c.MPI
+}
+
+// MPIBenchmarks returns the mpi suite's benchmark runs, skipping the
+// spec as could-not-run where none were attempted.
+func MPIBenchmarks() *mpi.Benchmarks {
+	c := Current()
+	if c.MPIBench == nil {
+		CannotRun("the MPI benchmarks were not run: the node's evidence could not be collected")
+	}
+	return c.MPIBench
 }
 
 // Evidence is Current().Evidence.

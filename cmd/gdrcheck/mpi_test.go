@@ -14,8 +14,14 @@ import (
 // UCX's module directory as its file names), or bare where overlay is "".
 func mpiNode(t *testing.T, overlay string) string {
 	t.Helper()
+	return mpiNodeOf(t, "h200x1-vm", overlay)
+}
+
+// mpiNodeOf is a recorded node with an MPI recording laid over it.
+func mpiNodeOf(t *testing.T, name, overlay string) string {
+	t.Helper()
 	dir := t.TempDir()
-	if err := extract(nodes+"h200x1-vm.ttar", dir); err != nil {
+	if err := extract(nodes+name+".ttar", dir); err != nil {
 		t.Fatal(err)
 	}
 	if overlay != "" {
@@ -26,10 +32,19 @@ func mpiNode(t *testing.T, overlay string) string {
 	return dir
 }
 
-func runMPI(t *testing.T, root string) (result, map[string]results.Spec) {
+func runMPI(t *testing.T, root string, extra ...string) (result, map[string]results.Spec) {
+	t.Helper()
+	r, _, specs := runMPIResults(t, root, extra...)
+	return r, specs
+}
+
+// mpiSpecs are the mpi suite's specs: the misbuilds, then the benchmarks.
+const mpiSpecs = 9
+
+func runMPIResults(t *testing.T, root string, extra ...string) (result, *results.Results, map[string]results.Spec) {
 	t.Helper()
 	out := t.TempDir()
-	r := gdrcheck(t, "run", "--host-root", root, "--suites", "mpi", "--out", out)
+	r := gdrcheck(t, append([]string{"run", "--host-root", root, "--suites", "mpi", "--out", out}, extra...)...)
 	res, err := results.Read(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatalf("%v\nstderr:\n%s", err, r.stderr)
@@ -43,10 +58,10 @@ func runMPI(t *testing.T, root string) (result, map[string]results.Spec) {
 			specs[sp.Name] = sp
 		}
 	}
-	if len(specs) != 3 {
-		t.Fatalf("want the 3 mpi specs, got %v\nstderr:\n%s", specs, r.stderr)
+	if len(specs) != mpiSpecs {
+		t.Fatalf("want the %d mpi specs, got %v\nstderr:\n%s", mpiSpecs, specs, r.stderr)
 	}
-	return r, specs
+	return r, res, specs
 }
 
 // The real one-H200 machine's stack: Debian's Open MPI 4.1.6 without CUDA
@@ -82,16 +97,36 @@ func TestMPISuiteNamesTheOneH200Misbuilds(t *testing.T) {
 	}
 }
 
-// A CUDA-aware build with cuda, cuda_gdr and gdrdrv passes all three.
+// A CUDA-aware Open MPI with cuda, cuda_gdr and gdrdrv passes its
+// misbuild specs. On one GPU and no NIC the rest does not apply, each
+// saying why: no MPICH, no NIC, no second GPU to send to, no launcher
+// across nodes; no benchmark is looked for.
 func TestMPISuitePassesACUDAAwareBuild(t *testing.T) {
 	r, specs := runMPI(t, mpiNode(t, "cuda-aware"))
 	if r.code != 0 {
 		t.Errorf("exit %d, want 0\nstderr:\n%s", r.code, r.stderr)
 	}
+	notApplicable := map[string]string{
+		"has an MPICH built with CUDA support":                                   "no MPICH here",
+		"has UCX registering GPU memory with the RDMA NICs":                      "no RDMA NICs",
+		"proves the direct path between two GPUs in a node":                      "1 GPU(s): there is no second GPU in this node",
+		"detects the fallback forced by UCX_TLS=^cuda_ipc in a node":             "1 GPU(s)",
+		"proves GPUDirect RDMA between two nodes":                                "no RDMA NICs on this node",
+		"detects the fallback forced by UCX_IB_GPU_DIRECT_RDMA=no between nodes": "no RDMA NICs on this node",
+	}
 	for name, sp := range specs {
+		if why, ok := notApplicable[name]; ok {
+			if sp.State != results.StateSkipped || sp.SkipKind != results.SkipNotApplicable || !strings.Contains(sp.Message, why) {
+				t.Errorf("%s: %s (%s) %q, want not applicable saying %q", name, sp.State, sp.SkipKind, sp.Message, why)
+			}
+			continue
+		}
 		if sp.State != results.StatePassed {
 			t.Errorf("%s: %s %q, want passed", name, sp.State, sp.Message)
 		}
+	}
+	if strings.Contains(r.stderr, "mpi: ") {
+		t.Errorf("a benchmark ran or was looked for:\n%s", r.stderr)
 	}
 }
 

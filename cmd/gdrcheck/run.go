@@ -41,6 +41,10 @@ type runOptions struct {
 	allowMissing   bool
 	ncclLauncher   string
 	perftestDir    string
+	mpiBenchDir    string
+	mpiLauncher    string
+	mpiInternode   string
+	mpiTimeout     time.Duration
 	scaling        runner.ScalingOptions
 	emulateNodes   int
 	nodes          []string
@@ -100,6 +104,10 @@ exit code alone.`,
 	f.DurationVar(&r.ncclTimeout, "nccl-timeout", 10*time.Minute, "give up on one nccl-tests run after this long")
 	f.StringVar(&r.ncclLauncher, "nccl-launcher", "", "start nccl-tests through `CMD`, one process per GPU, e.g. \"mpirun --allow-run-as-root -np {gpus}\" (nccl-tests built with MPI=1); default: one process driving every GPU")
 	f.StringVar(&r.perftestDir, "perftest-dir", "", "`DIR` holding perftest (ib_write_bw) for the fabric suite's loopback runs; default: PATH")
+	f.StringVar(&r.mpiBenchDir, "mpi-bench-dir", "", "mpi: `DIR` holding the cluster's osu_bw and osu_latency (OSU micro-benchmarks built --enable-cuda), else ucx_perftest (built --with-mpi); default: PATH")
+	f.StringVar(&r.mpiLauncher, "mpi-launcher", "", "mpi: start an intra-node run's two ranks with `CMD`, a template of {ranks} (default \""+runner.DefaultMPILauncher+"\"; MPICH: \"mpiexec -n {ranks}\")")
+	f.StringVar(&r.mpiInternode, "mpi-internode-launcher", "", "mpi: start an inter-node run's two ranks, one on this node and one on another, with `CMD`, e.g. \"mpirun --mca pml ucx -np {ranks} --host node1,node2\" or \"srun -N 2 --ntasks-per-node=1\"; default: no inter-node runs")
+	f.DurationVar(&r.mpiTimeout, "mpi-timeout", 5*time.Minute, "mpi: give up on one benchmark run after this long")
 	f.StringVar(&r.baselineDir, "baseline-dir", "", "`DIR` of baseline YAML files (default: the baselines shipped with gdrcheck)")
 	f.BoolVar(&r.allowMissing, "allow-missing-baseline", false, "report measurements of a node no baseline matches instead of failing them")
 	// The scaling suite: an allocation, not this node.
@@ -127,6 +135,14 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	}
 	if err := r.cmp.load(); err != nil {
 		return err
+	}
+	for flag, v := range map[string]string{"--mpi-launcher": r.mpiLauncher, "--mpi-internode-launcher": r.mpiInternode} {
+		if v == "" {
+			continue
+		}
+		if _, err := nccl.ParseMPILaunch(v); err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
+		}
 	}
 	root, done, err := o.root()
 	if err != nil {
@@ -199,11 +215,16 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 		NCCLTimeout:  r.ncclTimeout,
 		NCCLLauncher: r.ncclLauncher,
 		PerftestDir:  r.perftestDir,
+		MPIBenchDir:  r.mpiBenchDir,
+		MPILauncher:  r.mpiLauncher,
+		MPITimeout:   r.mpiTimeout,
 		LogDir:       logDir,
 		LogRef:       "logs",
 		BaselineDir:  r.baselineDir,
 		Scaling:      r.scaling,
 		Ctx:          cmd.Context(),
+
+		MPIInternodeLauncher: r.mpiInternode,
 	})
 	if err != nil {
 		return err

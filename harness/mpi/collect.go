@@ -25,15 +25,16 @@ const Recording = "gdrcheck/mpi.json"
 // prints about 300 KiB, `ucx_info -d` a few KiB per device.
 var outputLimit = bounded.Limit{Bytes: 8 << 20, What: "a command's output", Why: "ompi_info --all prints about 300 KiB"}
 
-// recordingLimit caps gdrcheck/mpi.json: two outputs and their names.
-var recordingLimit = bounded.Limit{Bytes: 2*outputLimit.Bytes + 1<<20, What: Recording, Why: "it holds two capped command outputs"}
+// recordingLimit caps gdrcheck/mpi.json: three outputs and their names.
+var recordingLimit = bounded.Limit{Bytes: 3*outputLimit.Bytes + 1<<20, What: Recording, Why: "it holds three capped command outputs"}
 
 // commandTimeout bounds each command: ompi_info opens every component.
 const commandTimeout = 60 * time.Second
 
 var (
-	ompiInfoArgv = []string{"ompi_info", "--parsable", "--all"}
-	ucxInfoArgv  = []string{"ucx_info", "-d"}
+	ompiInfoArgv     = []string{"ompi_info", "--parsable", "--all"}
+	ucxInfoArgv      = []string{"ucx_info", "-d"}
+	mpichVersionArgv = []string{"mpichversion"}
 )
 
 // Collect reads the node's MPI and UCX under root. On the live host it
@@ -45,6 +46,7 @@ func Collect(root string, live bool) Facts {
 		f.Recorded = true
 		f.OMPIInfo = run(ompiInfoArgv)
 		f.UCXInfo = run(ucxInfoArgv)
+		f.MPICHVersion = run(mpichVersionArgv)
 		f.UCXTLS = os.Getenv("UCX_TLS")
 	} else {
 		rec, err := readRecording(root)

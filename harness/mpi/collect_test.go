@@ -12,12 +12,13 @@ import (
 // same facts, its module listing as empty files where they lay.
 func TestRecordReplays(t *testing.T) {
 	want := Facts{
-		Recorded:   true,
-		OMPIInfo:   Command{Argv: ompiInfoArgv, Path: "/usr/bin/ompi_info", Output: "mca:opal:base:param:opal_built_with_cuda_support:value:false\n"},
-		UCXInfo:    Command{Argv: ucxInfoArgv},
-		UCXModules: []ModuleDir{{Dir: "/usr/lib/x86_64-linux-gnu/ucx", Files: []string{"libuct_cma.so.0", "libuct_ib.so.0"}, Modules: []string{"cma", "ib"}}},
-		GDRDrv:     true,
-		UCXTLS:     "rc,cuda_copy",
+		Recorded:     true,
+		OMPIInfo:     Command{Argv: ompiInfoArgv, Path: "/usr/bin/ompi_info", Output: "mca:opal:base:param:opal_built_with_cuda_support:value:false\n"},
+		UCXInfo:      Command{Argv: ucxInfoArgv},
+		MPICHVersion: Command{Argv: mpichVersionArgv, Path: "/opt/mpich/bin/mpichversion", Output: "MPICH Version:      4.2.0\n"},
+		UCXModules:   []ModuleDir{{Dir: "/usr/lib/x86_64-linux-gnu/ucx", Files: []string{"libuct_cma.so.0", "libuct_ib.so.0"}, Modules: []string{"cma", "ib"}}},
+		GDRDrv:       true,
+		UCXTLS:       "rc,cuda_copy",
 	}
 	dst := t.TempDir()
 	if err := Record(dst, want); err != nil {
@@ -28,7 +29,7 @@ func TestRecordReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := Collect(dst, false)
-	if !got.Recorded || got.OMPIInfo.Output != want.OMPIInfo.Output || !got.GDRDrv || got.UCXTLS != want.UCXTLS || len(got.Errors) > 0 ||
+	if !got.Recorded || got.OMPIInfo.Output != want.OMPIInfo.Output || got.MPICH().Version != "4.2.0" || !got.GDRDrv || got.UCXTLS != want.UCXTLS || len(got.Errors) > 0 ||
 		len(got.UCXModules) != 1 || !slices.Equal(got.UCXModules[0].Files, want.UCXModules[0].Files) || !slices.Equal(got.UCXModules[0].Modules, want.UCXModules[0].Modules) {
 		t.Errorf("replay:\n got %+v\nwant %+v", got, want)
 	}

@@ -1,7 +1,13 @@
 // Package mpi collects how a node's MPI and UCX were built, the evidence
 // the mpi suite names misbuilds by: Open MPI's CUDA support (ompi_info),
-// UCX's transport modules in its library directories and its transports
-// (ucx_info -d), and the gdrdrv module gdr_copy needs. Files are read under
-// the host root; the commands run only on the live host, and a snapshot
-// keeps their output (gdrcheck/mpi.json) for a replay.
+// MPICH's (the configure line mpichversion prints), UCX's transport
+// modules in its library directories and its memory domains and
+// transports (ucx_info -d), and the gdrdrv module gdr_copy needs. Files
+// are read under the host root; the commands run only on the live host,
+// and a snapshot keeps their output (gdrcheck/mpi.json) for a replay.
+//
+// It also runs the GPU point-to-point benchmarks the cluster provides
+// (bench.go: osu_bw and osu_latency -d cuda D D, else ucx_perftest -m
+// cuda) under a launcher, with UCX_PROTO_INFO=y so UCX prints the path it
+// chose, directly and with a fallback forced.
 package mpi

@@ -14,9 +14,12 @@ type Facts struct {
 	// Recorded is false for a recording taken before MPI was recorded:
 	// nothing is known of its commands then.
 	Recorded bool `json:"recorded"`
-	// OMPIInfo is `ompi_info --parsable --all`; UCXInfo is `ucx_info -d`.
-	OMPIInfo Command `json:"ompi_info"`
-	UCXInfo  Command `json:"ucx_info"`
+	// OMPIInfo is `ompi_info --parsable --all`; UCXInfo is `ucx_info -d`;
+	// MPICHVersion is `mpichversion`, whose Argv is empty in a
+	// recording taken before MPICH was looked for.
+	OMPIInfo     Command `json:"ompi_info"`
+	UCXInfo      Command `json:"ucx_info"`
+	MPICHVersion Command `json:"mpichversion"`
 	// UCXModules are the transport module files found, by directory.
 	UCXModules []ModuleDir `json:"ucx_modules,omitempty"`
 	// GDRDrv: the gdrdrv kernel module gdr_copy maps GPU memory through
@@ -101,8 +104,8 @@ func (f Facts) UCXPresent() bool { return len(f.UCXModules) > 0 || f.UCXInfo.Fou
 // UCXTransports are the transports UCX has: ucx_info -d's list where it
 // ran, else what the module files provide. from names the source.
 func (f Facts) UCXTransports() (ts []string, from string) {
-	if f.UCXInfo.Found() && f.UCXInfo.Error == "" {
-		return ucx.InfoTransports(f.UCXInfo.Output), "ucx_info -d"
+	if i, ok := f.UCXInfoParsed(); ok {
+		return i.TransportNames(), "ucx_info -d"
 	}
 	var mods []string
 	var dirs []string

@@ -44,6 +44,13 @@ func ParseNodeLaunch(s string) (Launch, error) {
 	return parseTemplate(s, "mpirun --allow-run-as-root -np {gpus}", "{gpus}")
 }
 
+// ParseMPILaunch splits the template that starts the mpi suite's two
+// benchmark ranks (--mpi-launcher, --mpi-internode-launcher) by the rules
+// of ParseLaunch: its one placeholder is {ranks}, the two ranks.
+func ParseMPILaunch(s string) (Launch, error) {
+	return parseTemplate(s, "mpirun --mca pml ucx -np {ranks}", "{ranks}")
+}
+
 // ForGPUs fills a node launcher's {gpus}.
 func (l Launch) ForGPUs(gpus int) []string {
 	out := make([]string, len(l))

@@ -58,6 +58,15 @@ type Options struct {
 	LogRef string
 	// PerftestDir holds ib_write_bw & co.; empty searches PATH.
 	PerftestDir string
+	// MPIBenchDir holds osu_bw, osu_latency or ucx_perftest; empty
+	// searches PATH. MPILauncher starts an intra-node run's two ranks
+	// ({ranks}; empty: DefaultMPILauncher), MPIInternodeLauncher an
+	// inter-node run's, one here and one on another node (empty: none).
+	MPIBenchDir          string
+	MPILauncher          string
+	MPIInternodeLauncher string
+	// MPITimeout bounds each benchmark run; zero is five minutes.
+	MPITimeout time.Duration
 	// Ctx cancels the benchmarks (SIGINT, SIGTERM); nil never cancels.
 	Ctx context.Context
 	// BaselineDir holds the baseline YAML files; empty uses the ones
@@ -158,10 +167,15 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 		}
 		// Before any benchmark, and on a node whose evidence failed too:
 		// the build facts need no GPU.
+		var mpiBench []results.Run
 		if slices.Contains(opt.Suites, "mpi") {
 			f := mpi.Collect(h.Root(), h.Live())
 			sc.MPI = &f
-			printMisbuilds(opt.Progress, f)
+			printMisbuilds(opt.Progress, f, nicNames(ev))
+			if ev.Fatal() == nil {
+				sc.MPIBench = measureMPI(opt, ev, f)
+				mpiBench = mpiRuns(opt, sc.MPIBench, f, n.Name)
+			}
 		}
 		if p, ok := ev.Unusable("libcuda"); ok && suites.NeedNCCL(opt.Suites) {
 			sc.NCCLErr = fmt.Errorf("nccl-tests not run: libcuda could not be used, so no CUDA program can (%s)", p.Message)
@@ -182,6 +196,7 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 			sc.Perftest, sc.PerftestErr = measureRails(opt, h, ev)
 			n.Runs = append(n.Runs, railRuns(sc.Perftest, n.Name)...)
 		}
+		n.Runs = append(n.Runs, mpiBench...)
 		if sc.Baseline != nil {
 			n.Profile = sc.Baseline.Profile.Name
 			n.Facts = append(n.Facts, results.Fact{Name: "profile", Value: n.Profile})
@@ -238,14 +253,14 @@ func printKnownBad(w io.Writer, f compat.Facts) {
 // MPI or UCX misbuild the mpi suite will fail and why it could not look.
 // What ompi_info printed is the node's: control characters in it are
 // shown as '?', never sent to the terminal.
-func printMisbuilds(w io.Writer, f mpi.Facts) {
+func printMisbuilds(w io.Writer, f mpi.Facts, nics []string) {
 	if w == nil {
 		return
 	}
 	for _, c := range []struct {
 		what string
 		c    mpisuite.Check
-	}{{"MPI", mpisuite.MPICUDA(f)}, {"UCX", mpisuite.UCXCUDA(f)}, {"gdr_copy", mpisuite.GDRCopy(f)}} {
+	}{{"MPI", mpisuite.MPICUDA(f)}, {"MPICH", mpisuite.MPICHCUDA(f)}, {"UCX", mpisuite.UCXCUDA(f)}, {"gdr_copy", mpisuite.GDRCopy(f)}, {"UCX RDMA", mpisuite.UCXRDMA(f, nics)}} {
 		switch {
 		case c.c.Failed != "":
 			fmt.Fprintf(w, "%s misbuild: %s\n", c.what, printable(c.c.Failed))
@@ -253,6 +268,14 @@ func printMisbuilds(w io.Writer, f mpi.Facts) {
 			fmt.Fprintf(w, "%s not judged: %s\n", c.what, printable(c.c.Unknown))
 		}
 	}
+}
+
+func nicNames(ev *node.Evidence) []string {
+	var out []string
+	for _, n := range ev.NICs {
+		out = append(out, n.Name)
+	}
+	return out
 }
 
 func printable(s string) string {

@@ -1,5 +1,8 @@
 // Package ucx reads what UCX says about itself: the transports a build
-// holds (its module files, `ucx_info -d`) and, in logs, the path it chose
-// for each GPU-memory transfer (UCX_PROTO_INFO=y tables, UCX_LOG_LEVEL=info
-// endpoint lines). It parses and classifies; verdicts live in suites/.
+// holds (its module files, `ucx_info -d`'s memory domains, the memory
+// types each registers and the transports over it), what ucx_perftest
+// measured, and, in logs, the protocol UCX chose for each transfer
+// (UCX_PROTO_INFO=y tables, UCX_LOG_LEVEL=info endpoint lines). It parses
+// into typed evidence only: which path a protocol is, and whether that is
+// the direct one, is judged in suites/mpi.
 package ucx

@@ -13,22 +13,6 @@ import (
 // ErrNoData: the input holds no UCX protocol table and no endpoint line.
 var ErrNoData = errors.New("no UCX protocol table or endpoint configuration line")
 
-// Path classes of a transfer's bulk (largest-size) protocol.
-const (
-	PathRDMA    = "rdma-zcopy" // zero-copy on an IB/RoCE lane: GPUDirect RDMA for GPU memory
-	PathIPC     = "cuda-ipc"   // cuda_ipc: GPU to GPU inside a node
-	PathStaged  = "staged"     // through host memory: pipeline, copy-in/out, bcopy, cuda_copy, tcp
-	PathHost    = "host"       // host memory on both sides: says nothing about GPUs
-	PathUnknown = "unknown"
-)
-
-// Outcomes of a log, as harness/nccl names them.
-const (
-	OutcomeDirect   = "direct"
-	OutcomeFallback = "fallback"
-	OutcomeUnknown  = "unknown"
-)
-
 // Transfer is one UCX_PROTO_INFO table: an operation on a peer class
 // (self, intra-node, inter-node) and the protocol for its largest sizes,
 // which carry the bandwidth (small sizes are always eager copies).
@@ -41,7 +25,6 @@ type Transfer struct {
 	Range     string `json:"range"`
 	Protocol  string `json:"protocol"`
 	Lanes     string `json:"lanes"`
-	Path      string `json:"path"`
 }
 
 // EPConfig is a UCX_LOG_LEVEL=info endpoint configuration line. It names
@@ -52,14 +35,17 @@ type EPConfig struct {
 	Lanes  string `json:"lanes"`
 }
 
-// LogSummary is what a UCX log says about the paths UCX chose.
+// LogSummary is what a UCX log says about the paths UCX chose: its
+// tables and endpoint lines as printed, and the `ucx_info -d` lines a
+// pasted log may hold. Which path each table is, and whether that is the
+// direct one, is judged in suites/mpi.
 type LogSummary struct {
 	Transfers     []Transfer `json:"transfers"`
 	EPConfigs     []EPConfig `json:"ep_configs"`
-	Outcome       string     `json:"outcome"`
-	Reasons       []string   `json:"reasons"`
 	Partial       bool       `json:"partial"`
 	PartialReason string     `json:"partial_reason,omitempty"`
+	// Info is what `ucx_info -d` lines in the log say; nil without any.
+	Info *Info `json:"ucx_info,omitempty"`
 }
 
 const (
@@ -75,7 +61,6 @@ var (
 	cudaMem   = regexp.MustCompile(`\b(?:from|to|into)\s+cuda\b`)
 	epLine    = regexp.MustCompile(`^(\S+\s+(?:self|intra-node|inter-node)\s+cfg#\d+|ep_cfg\[\d+\]:)\s+((?:tag|rma|rma_am|amo|amo_am|am|stream|ka)\(.*)$`)
 	peerWord  = regexp.MustCompile(`\b(self|intra-node|inter-node)\b`)
-	rdmaLane  = regexp.MustCompile(`\b(?:rc|dc|ud)_(?:mlx5|verbs)/|\brc_x\b`)
 
 	// configCell ends a table header's first cell. UCX 1.16 prints some
 	// headers without "by" ("rendezvous data send(multi) from cuda/GPU0
@@ -91,10 +76,10 @@ func ParseLog(r io.Reader) (*LogSummary, error) {
 	lr := bounded.NewLines(r, bounded.MaxLine)
 	lr.StripPrefixes()
 	s := &LogSummary{}
+	var info infoReader
 	var cur *Transfer
 	flush := func() {
 		if cur != nil && cur.Protocol != "" && len(s.Transfers) < maxEntries {
-			cur.Path = classify(*cur)
 			s.Transfers = append(s.Transfers, *cur)
 		}
 		cur = nil
@@ -105,6 +90,7 @@ func ParseLog(r io.Reader) (*LogSummary, error) {
 			break
 		}
 		line := ucxPrefix.ReplaceAllString(string(b), "")
+		info.add(line)
 		if m := epLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
 			if len(s.EPConfigs) < maxEntries {
 				s.EPConfigs = append(s.EPConfigs, EPConfig{Line: lr.N(), Config: clip(m[1]), Lanes: clip(m[2])})
@@ -146,7 +132,9 @@ func ParseLog(r io.Reader) (*LogSummary, error) {
 	if len(reasons) > 0 {
 		s.Partial, s.PartialReason = true, strings.Join(reasons, "; ")
 	}
-	s.Outcome, s.Reasons = outcome(s.Transfers)
+	if i := info.done(); len(i.Domains) > 0 {
+		s.Info = &i
+	}
 	return s, nil
 }
 
@@ -164,65 +152,3 @@ func tableRow(line string) ([]string, bool) {
 }
 
 func clip(s string) string { return bounded.ClipString(s, maxField) }
-
-// stagedWords name protocols that move the data through a bounce buffer.
-var stagedWords = []string{"pipeline", "ppln", "copy-in", "copy-out", "bcopy", "fragmented", "software emulation"}
-
-// classify names the path of a transfer's bulk protocol.
-func classify(t Transfer) string {
-	if !t.GPU {
-		return PathHost
-	}
-	p, lanes := strings.ToLower(t.Protocol), strings.ToLower(t.Lanes)
-	switch {
-	case strings.Contains(p, "no data"):
-		return PathUnknown
-	case containsAny(p, stagedWords), strings.Contains(lanes, "tcp/"):
-		return PathStaged
-	case strings.Contains(lanes, "cuda_ipc"):
-		return PathIPC
-	case strings.Contains(lanes, "cuda_copy"):
-		return PathStaged // a bounce through cuda_copy, no network lane zero-copy
-	case strings.Contains(p, "zero-copy") && rdmaLane.MatchString(lanes):
-		return PathRDMA
-	}
-	return PathUnknown
-}
-
-func containsAny(s string, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(s, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// outcome: fallback when any GPU-memory transfer is staged, direct when
-// every judged one is RDMA zero-copy or cuda_ipc, else unknown.
-func outcome(ts []Transfer) (string, []string) {
-	var direct, staged []string
-	for _, t := range ts {
-		d := fmt.Sprintf("line %d: %s | %s: %s on %s (%s)", t.Line, t.Config, t.Operation, t.Protocol, orNone(t.Lanes), t.Path)
-		switch t.Path {
-		case PathStaged:
-			staged = append(staged, d)
-		case PathRDMA, PathIPC:
-			direct = append(direct, d)
-		}
-	}
-	switch {
-	case len(staged) > 0:
-		return OutcomeFallback, staged
-	case len(direct) > 0:
-		return OutcomeDirect, direct
-	}
-	return OutcomeUnknown, []string{"no GPU-memory transfer with a judgeable protocol: rerun with UCX_PROTO_INFO=y and GPU buffers (osu_bw -d cuda D D, ucx_perftest -m cuda)"}
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "no lane"
-	}
-	return s
-}

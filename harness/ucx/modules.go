@@ -3,9 +3,6 @@ package ucx
 import (
 	"regexp"
 	"slices"
-	"strings"
-
-	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
 // ModuleDirs are where UCX's packages put their transport modules
@@ -57,28 +54,3 @@ func ModuleTransports(modules []string) []string {
 // CUDATransports are the transports that move GPU memory without host
 // staging being the only way: UCX without them cannot touch GPU memory.
 var CUDATransports = []string{"cuda_copy", "cuda_ipc", "gdr_copy"}
-
-// infoTransport matches `ucx_info -d`'s "#      Transport: cuda_copy".
-var infoTransport = regexp.MustCompile(`^#\s+Transport:\s+(\S+)`)
-
-// InfoTransports reads the transports `ucx_info -d` lists, in order and
-// without repeats (one block per device).
-func InfoTransports(out string) []string {
-	var ts []string
-	l := bounded.NewLines(strings.NewReader(out+"\n"), bounded.MaxLine)
-	for {
-		line, ok := l.Next()
-		if !ok {
-			break
-		}
-		m := infoTransport.FindSubmatch(line)
-		if m == nil {
-			continue
-		}
-		t := bounded.Clip(m[1], 64)
-		if !slices.Contains(ts, t) {
-			ts = append(ts, t)
-		}
-	}
-	return ts
-}

@@ -284,3 +284,27 @@ func TestMultiNodeTransportsAreNamedByTheirNetworkClasses(t *testing.T) {
 		t.Errorf("transport aspect: %q, want failed with %q", got, want)
 	}
 }
+
+// The mpi suite's runs pair by scope and mode: its direct osu_bw losing
+// half is a regression, a forced fallback losing half is not.
+func TestMPIRunsCompareLikeTheNCCLOnes(t *testing.T) {
+	for _, c := range []struct {
+		mode    string
+		regress bool
+	}{{"direct", true}, {"no-cuda-ipc", false}} {
+		before, after := load(t), load(t)
+		for i, res := range []*results.Results{before, after} {
+			bw := 347.16
+			if i == 1 {
+				bw /= 2
+			}
+			res.Nodes[0].Runs = append(res.Nodes[0].Runs, results.Run{Suite: "mpi", Tool: "osu_bw", Op: "bw intra-node", Mode: c.mode, Ranks: 2, BusBW: bw, Nodes: res.Nodes[0].Runs[0].Nodes})
+		}
+		res := Compare(before, after, Options{})
+		for _, sp := range res.Nodes[0].Suites[0].Specs {
+			if sp.Name == AspectBandwidth && (sp.State == results.StateFailed) != c.regress {
+				t.Errorf("%s: %s %s, regression %v wanted: %s %v", c.mode, sp.Name, sp.State, c.regress, sp.Message, sp.Notes)
+			}
+		}
+	}
+}

@@ -28,8 +28,11 @@ func MPICUDA(f mpi.Facts) Check {
 	case !f.Recorded:
 		c.Unknown = notRecorded
 		return c
+	case !f.OMPIInfo.Found() && f.MPICHVersion.Found():
+		c.Skip = "no ompi_info on PATH: the MPI here is MPICH (" + f.MPICHVersion.Path + "), judged by its own spec"
+		return c
 	case !f.OMPIInfo.Found():
-		c.Unknown = "no ompi_info on PATH: no Open MPI to judge (load the MPI the jobs use, e.g. module load openmpi, or put its bin/ first on PATH, then rerun); MPICH and others are not judged yet"
+		c.Unknown = "no ompi_info and no mpichversion on PATH: no Open MPI or MPICH to judge (load the MPI the jobs use, e.g. module load openmpi, or put its bin/ first on PATH, then rerun)"
 		return c
 	}
 	o := f.OpenMPI()
@@ -41,13 +44,53 @@ func MPICUDA(f mpi.Facts) Check {
 		}
 		return c
 	}
-	c.Notes = append(c.Notes, fmt.Sprintf("%s %s: %s:value:%t", strings.Join(f.OMPIInfo.Argv, " "), "says", o.CUDAParam, *o.CUDA))
+	c.Notes = append(c.Notes, fmt.Sprintf("%s says: %s:value:%t", strings.Join(f.OMPIInfo.Argv, " "), o.CUDAParam, *o.CUDA))
 	if !o.PMLUCX {
 		c.Notes = append(c.Notes, "no pml ucx component: this Open MPI cannot run over UCX (--mca pml ucx)")
 	}
 	if !*o.CUDA {
 		c.Failed = fmt.Sprintf("Open MPI %s (%s) was built without CUDA support (%s:value:false): it cannot take GPU buffers, so osu_bw -d cuda and every CUDA-aware application crash or stage through host copies the application makes; fix: install an Open MPI configured --with-cuda over a UCX built --with-cuda (NVIDIA HPC-X, or a site build) and put it first on PATH",
 			orUnknown(o.Version), f.OMPIInfo.Path, o.CUDAParam)
+	}
+	return c
+}
+
+// MPICHCUDA judges MPICH's CUDA support from the configure line
+// mpichversion prints: MPIX_Query_cuda_support would need a compiled
+// program, and the line records what the build was asked for.
+func MPICHCUDA(f mpi.Facts) Check {
+	var c Check
+	switch {
+	case !f.Recorded:
+		c.Unknown = notRecorded
+		return c
+	case len(f.MPICHVersion.Argv) == 0:
+		c.Unknown = "the recording was taken before gdrcheck looked for MPICH (no mpichversion in " + mpi.Recording + "); snapshot the node again"
+		return c
+	case !f.MPICHVersion.Found():
+		c.Skip = "no mpichversion on PATH: no MPICH here"
+		return c
+	}
+	m := f.MPICH()
+	c.Notes = append(c.Notes, fmt.Sprintf("mpichversion: %s, MPICH %s, device %s", f.MPICHVersion.Path, orUnknown(m.Version), orUnknown(m.Device)))
+	if m.Configure != "" {
+		c.Notes = append(c.Notes, "MPICH configure: "+m.Configure)
+	}
+	fix := "fix: use an MPICH configured --with-device=ch4:ucx --with-cuda=<CUDA prefix> over a UCX built --with-cuda (or the site's CUDA-aware MPI) and put it first on PATH"
+	switch {
+	case m.Version == "" && m.Device == "":
+		c.Unknown = fmt.Sprintf("%s printed no MPICH Version or Device line", f.MPICHVersion.Path)
+		if f.MPICHVersion.Error != "" {
+			c.Unknown += ": " + f.MPICHVersion.Error
+		}
+	case strings.HasPrefix(m.Device, "ch3"):
+		c.Failed = fmt.Sprintf("MPICH %s (%s) runs the %s device, which has no GPU support (only ch4 takes GPU buffers): CUDA-aware applications crash or stage through host copies they make; %s", orUnknown(m.Version), f.MPICHVersion.Path, m.Device, fix)
+	case m.CUDA != nil && !*m.CUDA:
+		c.Failed = fmt.Sprintf("MPICH %s (%s) was configured %s: it cannot take GPU buffers, so osu_bw -d cuda and every CUDA-aware application crash or stage through host copies they make; %s", orUnknown(m.Version), f.MPICHVersion.Path, m.CUDAFlag, fix)
+	case m.CUDA == nil:
+		c.Unknown = fmt.Sprintf("MPICH %s (%s) was configured without naming CUDA (no --with-cuda or --without-cuda): MPICH 3.4 and later turn CUDA on when configure finds it, which the line does not record, and a distribution's MPICH is built without it; the benchmarks (osu_bw -d cuda) tell, or configure it --with-cuda=<CUDA prefix>", orUnknown(m.Version), f.MPICHVersion.Path)
+	default:
+		c.Notes = append(c.Notes, "configured "+m.CUDAFlag)
 	}
 	return c
 }
@@ -134,4 +177,20 @@ func orUnknown(s string) string {
 		return "(version unknown)"
 	}
 	return s
+}
+
+// BenchBlocker names the failed misbuild spec that keeps the benchmarks
+// from running: an MPI built without CUDA or a UCX without its cuda
+// transports, whose runs would only crash or stage; "" when none failed.
+// A build that could not be judged does not block: the runs judge it.
+func BenchBlocker(f mpi.Facts) string {
+	for _, c := range []struct {
+		spec string
+		c    Check
+	}{{SpecOpenMPI, MPICUDA(f)}, {SpecMPICH, MPICHCUDA(f)}, {SpecUCXCUDA, UCXCUDA(f)}} {
+		if c.c.Failed != "" {
+			return fmt.Sprintf("mpi / %s failed: %s", c.spec, c.c.Failed)
+		}
+	}
+	return ""
 }
