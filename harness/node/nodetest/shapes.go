@@ -75,6 +75,7 @@ func l40s(i int, bus string) node.GPU {
 		// Datacenter Ada ships with a large BAR1 (64 GiB).
 		BAR1:      &node.BAR1{TotalMiB: 65536, UsedMiB: 1, FreeMiB: 65535},
 		PerfState: &ps, Source: "nvml",
+		Fabric: &node.GPUFabric{Return: "ERROR_NOT_SUPPORTED"}, // PCIe: no fabric
 	}
 }
 
@@ -124,6 +125,9 @@ func gh200(i int, bus string) node.GPU {
 		PCIe:      node.GPUPCIe{CurGen: 5, MaxGen: 5, CurWidth: 16, MaxWidth: 16},
 		BAR1:      &node.BAR1{TotalMiB: 131072, UsedMiB: 1, FreeMiB: 131071},
 		PerfState: &ps, NVLinks: node.NVLinks{Up: 18, Total: 18}, C2C: true, Source: "nvml",
+		// NVLinked to each other without an NVSwitch: NVML answers,
+		// with no fabric state (as leptonai/gpud#1108 shows one).
+		Fabric: &node.GPUFabric{State: node.FabricNotSupported, Status: "SUCCESS"},
 	}
 }
 
