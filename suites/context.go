@@ -80,6 +80,11 @@ type Context struct {
 	ScalingErr error
 	// MPI is how the node's MPI and UCX were built, for the mpi area.
 	MPI *mpi.Facts
+	// UCXOrMPI names the UCX and Open MPI installed on the node
+	// (mpi.Installed), the users GDRCopy serves; UCXOrMPILooked says
+	// the runner looked.
+	UCXOrMPI       []string
+	UCXOrMPILooked bool
 
 	interrupt context.Context // RunOptions.Ctx
 }

@@ -89,6 +89,7 @@ func GH200x4(dir string) (*Tree, error) {
 	t.Hostname = "gh200-node"
 	t.Arch = "aarch64"
 	t.Kernel = "6.8.0-1021-nvidia-64k"
+	t.GDRCopy = true // the one fixture with GDRCopy installed and loaded
 	rec := &node.NVMLRecording{NVMLFacts: node.NVMLFacts{DriverVersion: "580.95.05", NVMLVersion: "13.580.95.05", CUDADriverVersion: 13000}}
 	t.NVML = rec
 	var gpus []string
