@@ -93,6 +93,7 @@ func profileFields(b *Baseline) []profileField {
 		{"profile.interconnect", p.Interconnect},
 		{"profile.nic.model", p.NIC.Model},
 		{"profile.nic.rate_gbps", num(p.NIC.RateGbps)},
+		{"profile.nic.link_layer", p.NIC.LinkLayer},
 		{"profile.pcie_gen", num(float64(p.PCIeGen))},
 		{"profile.software.driver", p.Software.Driver.String()},
 		{"profile.software.nccl", p.Software.NCCL.String()},
