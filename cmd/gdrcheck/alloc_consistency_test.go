@@ -19,6 +19,15 @@ func roceNode(t *testing.T, gidIndex, mtu int) string {
 	if _, err := nodetest.H100x8(dir); err != nil {
 		t.Fatal(err)
 	}
+	toRoCE(t, dir, gidIndex, mtu)
+	return dir
+}
+
+// toRoCE turns every RDMA port of a node tree to Ethernet (RoCE), with
+// mlx5's usual GID table, the RoCE v2 IPv4 entry at gidIndex, and each
+// netdev at mtu.
+func toRoCE(t *testing.T, dir string, gidIndex, mtu int) {
+	t.Helper()
 	devs, _ := filepath.Glob(filepath.Join(dir, "sys/class/infiniband/*"))
 	for _, d := range devs {
 		nets, _ := filepath.Glob(filepath.Join(d, "device/net/*"))
@@ -36,7 +45,6 @@ func roceNode(t *testing.T, gidIndex, mtu int) string {
 			}
 		}
 	}
-	return dir
 }
 
 // A 4-node job in which node2's RoCE v2 GID sits at another index and
