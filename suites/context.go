@@ -82,6 +82,11 @@ type Context struct {
 	// MPIBench its benchmark runs (nil where the node's evidence failed).
 	MPI      *mpi.Facts
 	MPIBench *mpi.Benchmarks
+	// UCXOrMPI names the UCX and Open MPI installed on the node
+	// (mpi.Installed), the users GDRCopy serves; UCXOrMPILooked says
+	// the runner looked.
+	UCXOrMPI       []string
+	UCXOrMPILooked bool
 
 	interrupt context.Context // RunOptions.Ctx
 }

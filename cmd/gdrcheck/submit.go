@@ -18,6 +18,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/slurm"
 	"github.com/gdrcheck/gdrcheck/suites"
+	"github.com/gdrcheck/gdrcheck/suites/allocation"
 )
 
 func newSubmitCmd() *cobra.Command {
@@ -192,7 +193,9 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 		if reason := rec["Reason"]; reason != "" && reason != "None" {
 			note += " (" + reason + ")"
 		}
-		m, err := slurm.CollectAmended(dir, note, amend)
+		// Judged as the job's leader judges it: a job that ended
+		// FAILED for its verdict (exit 1) keeps the allocation's specs.
+		m, err := slurm.CollectJudged(dir, note, amend, allocation.NewTally())
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("job %s ended %s before writing anything to %s", id, state, dir)}

@@ -341,7 +341,7 @@ func (d *decoder) profile(n *yaml.Node, path string, p *Profile) {
 			}
 		}},
 		{"nic", false, func(n *yaml.Node, path string) {
-			var rate *yaml.Node
+			var rate, layer *yaml.Node
 			d.fields(n, path, []field{
 				{"model", true, func(n *yaml.Node, path string) { p.NIC.Model, _ = d.str(n, path) }},
 				{"rate_gbps", false, func(n *yaml.Node, path string) {
@@ -353,9 +353,25 @@ func (d *decoder) profile(n *yaml.Node, path string, p *Profile) {
 						p.NIC.RateGbps = v
 					}
 				}},
+				{"link_layer", false, func(n *yaml.Node, path string) {
+					layer = n
+					if s, ok := d.str(n, path); ok {
+						switch {
+						case strings.EqualFold(s, LinkInfiniBand):
+							p.NIC.LinkLayer = LinkInfiniBand
+						case strings.EqualFold(s, LinkEthernet):
+							p.NIC.LinkLayer = LinkEthernet
+						default:
+							d.fail(n, path, "%q is not a link layer: InfiniBand or Ethernet (RoCE), as sysfs ports/<n>/link_layer names them", s)
+						}
+					}
+				}},
 			})
 			if rate != nil && strings.EqualFold(p.NIC.Model, NoNIC) {
 				d.fail(rate, join(path, "rate_gbps"), "a rate for nic model none")
+			}
+			if layer != nil && strings.EqualFold(p.NIC.Model, NoNIC) {
+				d.fail(layer, join(path, "link_layer"), "a link layer for nic model none")
 			}
 		}},
 		{"pcie_gen", false, func(n *yaml.Node, path string) {

@@ -93,6 +93,7 @@ func profileFields(b *Baseline) []profileField {
 		{"profile.interconnect", p.Interconnect},
 		{"profile.nic.model", p.NIC.Model},
 		{"profile.nic.rate_gbps", num(p.NIC.RateGbps)},
+		{"profile.nic.link_layer", p.NIC.LinkLayer},
 		{"profile.pcie_gen", num(float64(p.PCIeGen))},
 		{"profile.software.driver", p.Software.Driver.String()},
 		{"profile.software.nccl", p.Software.NCCL.String()},
@@ -110,7 +111,10 @@ func fieldChange(path, from, to string) []Change {
 		return []Change{{Added, path, "", to, fmt.Sprintf("%s set to %s", path, to)}}
 	case to == "":
 		text := fmt.Sprintf("%s (%s) removed", path, from)
-		if strings.HasPrefix(path, "profile.") {
+		switch {
+		case path == "profile.nic.link_layer":
+			text += ": the rail ports' link layer is no longer checked"
+		case strings.HasPrefix(path, "profile."):
 			text += ": any node matches it now"
 		}
 		return []Change{{Removed, path, from, "", text}}

@@ -10,7 +10,7 @@ import (
 
 func TestDiff(t *testing.T) {
 	old := &baseline.Baseline{
-		Profile: baseline.Profile{Name: "h200x2-nv18", GPU: baseline.GPU{Model: "NVIDIA H200"}, GPUsPerNode: 2,
+		Profile: baseline.Profile{Name: "h200x2-nv18", GPU: baseline.GPU{Model: "NVIDIA H200"}, GPUsPerNode: 2, NIC: baseline.NIC{Model: "ConnectX-7", LinkLayer: "InfiniBand"},
 			Software: baseline.Software{NCCL: baseline.MustParseRange(">=2.26, <2.30")}},
 		Metrics: []baseline.Metric{
 			{Name: "nccl.all_reduce.busbw", Unit: "GB/s", Direction: baseline.Higher, Expected: 338,
@@ -23,7 +23,7 @@ func TestDiff(t *testing.T) {
 	}
 	newer := &baseline.Baseline{
 		Comment: "comments are not compared",
-		Profile: baseline.Profile{Name: "h200x2-nv18", GPU: baseline.GPU{Model: "NVIDIA H200", PCIDeviceID: "0x2335"}, GPUsPerNode: 8},
+		Profile: baseline.Profile{Name: "h200x2-nv18", GPU: baseline.GPU{Model: "NVIDIA H200", PCIDeviceID: "0x2335"}, GPUsPerNode: 8, NIC: baseline.NIC{Model: "ConnectX-7"}},
 		Metrics: []baseline.Metric{
 			{Name: "nccl.all_reduce.busbw", Unit: "GB/s", Direction: baseline.Higher, Expected: 341.61,
 				BySize: map[int64]float64{1 << 30: 331.46, 2 << 30: 341.61, 4 << 30: 350}},
@@ -40,6 +40,7 @@ func TestDiff(t *testing.T) {
 	want := []string{
 		`profile.gpu.pci_device_id set to 0x2335`,
 		`profile.gpus_per_node changed from 2 to 8`,
+		`profile.nic.link_layer (InfiniBand) removed: the rail ports' link layer is no longer checked`,
 		`profile.software.nccl (>=2.26, <2.30) removed: any node matches it now`,
 		`bar1.min_free_mib set to 1024`,
 		`metric nccl.all_gather.busbw removed (was expected 290 GB/s, higher is better, tolerance 10%)`,

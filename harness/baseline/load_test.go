@@ -108,8 +108,8 @@ func checkShippedValues(t *testing.T, s *baseline.Store) {
 		software bool
 	}{
 		{"h200x2-nv18", "NVIDIA H200", "0x2335", 2, baseline.NIC{Model: "none"}, 262144, true},
-		{"h100x8-ndr", "NVIDIA H100", "0x2330", 8, baseline.NIC{Model: "ConnectX-7", RateGbps: 400}, 131072, false},
-		{"h200x8-ndr", "NVIDIA H200", "0x2335", 8, baseline.NIC{Model: "ConnectX-7", RateGbps: 400}, 262144, false},
+		{"h100x8-ndr", "NVIDIA H100", "0x2330", 8, baseline.NIC{Model: "ConnectX-7", RateGbps: 400, LinkLayer: "InfiniBand"}, 131072, false},
+		{"h200x8-ndr", "NVIDIA H200", "0x2335", 8, baseline.NIC{Model: "ConnectX-7", RateGbps: 400, LinkLayer: "InfiniBand"}, 262144, false},
 	} {
 		b, _ := s.Get(tc.profile)
 		p := b.Profile
@@ -250,6 +250,8 @@ func TestParseErrors(t *testing.T) {
 		{"a zero expected value", "profile: {name: x, gpu: {model: G}}\nmetrics:\n  - {name: nccl.fallback.p2p-disabled.ratio, direction: lower, expected: 0}\n", "f.yaml:3: metrics[0].expected: 0: expected must be positive"},
 		{"a quoted number", "profile: {name: x, gpu: {model: G}}\nmetrics:\n  - {name: nccl.fallback.p2p-disabled.ratio, direction: lower, expected: \"0.5\"}\n", `f.yaml:3: metrics[0].expected: "0.5" is not a number`},
 		{"an infinite number", "profile: {name: x, gpu: {model: G}}\nmetrics:\n  - {name: nccl.fallback.p2p-disabled.ratio, direction: lower, expected: .inf}\n", `f.yaml:3: metrics[0].expected: ".inf" is not a finite number`},
+		{"a link layer that is none", "profile: {name: x, gpu: {model: G}, nic: {model: ConnectX-7, link_layer: RoCE}}\nbar1: {min_total_mib: 1}\n", `f.yaml:1: profile.nic.link_layer: "RoCE" is not a link layer: InfiniBand or Ethernet (RoCE), as sysfs ports/<n>/link_layer names them`},
+		{"a link layer for no NIC", "profile: {name: x, gpu: {model: G}, nic: {model: none, link_layer: Ethernet}}\nbar1: {min_total_mib: 1}\n", `f.yaml:1: profile.nic.link_layer: a link layer for nic model none`},
 		{"a size given twice", "profile: {name: x, gpu: {model: G}}\nmetrics:\n  - name: nccl.all_reduce.busbw\n    direction: higher\n    expected: 1\n    by_size:\n      1024: 1\n      01024: 2\n", "f.yaml:8: metrics[0].by_size.01024: given twice (first on line 7)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

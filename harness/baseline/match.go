@@ -199,6 +199,9 @@ func (p Profile) String() string {
 		if p.NIC.RateGbps != 0 {
 			n = append(n, "rate_gbps: "+formatNumber(p.NIC.RateGbps))
 		}
+		if p.NIC.LinkLayer != "" {
+			n = append(n, "link_layer: "+p.NIC.LinkLayer)
+		}
 		add("nic", "{"+strings.Join(n, ", ")+"}")
 	}
 	if p.PCIeGen != 0 {

@@ -317,6 +317,9 @@ func (b *Baseline) node() *yaml.Node {
 		if p.NIC.RateGbps != 0 {
 			n.add("rate_gbps", number(p.NIC.RateGbps))
 		}
+		if p.NIC.LinkLayer != "" {
+			n.add("link_layer", scalar(p.NIC.LinkLayer))
+		}
 		prof.add("nic", n.n)
 	}
 	if p.PCIeGen != 0 {

@@ -45,7 +45,19 @@ type GPU struct {
 type NIC struct {
 	Model    string  // nic.model: case-insensitive prefix, or NoNIC
 	RateGbps float64 // nic.rate_gbps: port rate in Gb/s (400 for NDR)
+	// LinkLayer is nic.link_layer: LinkInfiniBand or LinkEthernet, the
+	// link layer the rail ports must run (sysfs ports/<n>/link_layer). It
+	// is an expectation, not a match: a node whose port was flipped to
+	// the other mode still matches its profile and fails the fabric
+	// suite's link-layer spec (claudebarthels/infinity#5).
+	LinkLayer string
 }
+
+// The link layers sysfs names (ports/<n>/link_layer).
+const (
+	LinkInfiniBand = "InfiniBand"
+	LinkEthernet   = "Ethernet"
+)
 
 // Software holds optional version ranges.
 type Software struct {

@@ -49,3 +49,24 @@ func TestCollectBadRecording(t *testing.T) {
 		t.Errorf("got %+v", f)
 	}
 }
+
+// Installed finds UCX's modules and the recorded ompi_info without
+// running anything, and nothing in an empty tree.
+func TestInstalledNamesUCXAndOpenMPIOfARecording(t *testing.T) {
+	dst := t.TempDir()
+	rec := Facts{
+		OMPIInfo:   Command{Argv: ompiInfoArgv, Path: "/usr/bin/ompi_info"},
+		UCXInfo:    Command{Argv: ucxInfoArgv},
+		UCXModules: []ModuleDir{{Dir: "/usr/lib/x86_64-linux-gnu/ucx", Files: []string{"libuct_cuda.so.0"}, Modules: []string{"cuda"}}},
+	}
+	if err := Record(dst, rec); err != nil {
+		t.Fatal(err)
+	}
+	got := Installed(dst, false)
+	if want := []string{"UCX (/usr/lib/x86_64-linux-gnu/ucx)", "ompi_info (/usr/bin/ompi_info)"}; !slices.Equal(got, want) {
+		t.Errorf("Installed = %q, want %q", got, want)
+	}
+	if got := Installed(t.TempDir(), false); len(got) != 0 {
+		t.Errorf("an empty tree has %q", got)
+	}
+}

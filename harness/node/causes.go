@@ -83,6 +83,10 @@ func cudaCause(msg, kmod string) string {
 	case libcuda.CodeSystemDriverMismatch:
 		return fmt.Sprintf("libcuda does not match the NVIDIA kernel module loaded (%s, %s): the driver was upgraded and its kernel modules were not reloaded, or a container brings a CUDA forward-compatibility libcuda this module does not support; reload the modules or reboot",
 			orUnknownVersion(kmod), driverModule)
+	case libcuda.CodeSystemNotReady:
+		// NVIDIA/nccl-tests#264, NVIDIA/nccl#1488: an NVSwitch system
+		// whose fabric manager never registered the GPUs.
+		return "on an NVSwitch system (HGX/DGX) nvidia-fabricmanager is not running, failed, or was restarted without a GPU reset, so the GPUs are not in the NVLink fabric: start it (systemctl enable --now nvidia-fabricmanager, its version the driver's), or reset the GPUs after a restart"
 	case libcuda.CodeCompatNotSupportedOnDevice:
 		return "the CUDA forward-compatibility libcuda in use does not support these GPUs: use the driver's own libcuda"
 	case libcuda.CodeInsufficientDriver:

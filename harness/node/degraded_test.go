@@ -199,3 +199,25 @@ func TestTheKernelReleaseComesFromProcVersionWithoutOsrelease(t *testing.T) {
 		t.Errorf("neither file: kernel %q, problem %+v", ev.Host.Kernel, p)
 	}
 }
+
+// An NVSwitch node whose fabric manager never registered the GPUs: cuInit
+// answers 802 (NVIDIA/nccl-tests#264), and the cause names the fabric
+// manager and the reset.
+func TestCUDAError802NamesTheFabricManager(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := nodetest.H100x8(dir); err != nil {
+		t.Fatal(err)
+	}
+	h, err := node.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := node.Collect(h, node.DefaultSources(h))
+	ev.ProbeGPUDirect(node.GPUDirectRecording{
+		CUDA: node.CUDAFacts{DriverVersion: 13000, Error: "cuInit: CUDA_ERROR_SYSTEM_NOT_READY (802): system not yet initialized"},
+	}, nil)
+	p, ok := ev.Unusable(node.SourceCUDA)
+	if !ok || !strings.Contains(p.Cause, "nvidia-fabricmanager is not running") || !strings.Contains(p.Cause, "reset the GPUs") {
+		t.Errorf("libcuda problem %+v, %t", p, ok)
+	}
+}

@@ -24,6 +24,10 @@ type GPU struct {
 	// Persistence is nvmlDeviceGetPersistenceMode; nil when NVML could
 	// not say.
 	Persistence *bool `json:"persistence,omitempty"`
+	// Fabric is nvmlDeviceGetGpuFabricInfo: the GPU's registration with
+	// an NVSwitch fabric (nvmlfabric.go); nil where the library has no
+	// such call or a recording was made before gdrcheck read it.
+	Fabric *GPUFabric `json:"fabric,omitempty"`
 	// C2C is an NVLink-C2C link to the GPU's own CPU (Grace:
 	// GH200, GB200), from NVML's FI_DEV_C2C_LINK_COUNT: NICs on that
 	// CPU are reached through it rather than over PCIe (class P2C).

@@ -46,6 +46,8 @@ type KernelFacts struct {
 	// Xids are the kernel log's NVRM Xid lines that break the direct
 	// path (xidTrouble): a GPU off the bus, NVLink errors.
 	Xids []string `json:"xids,omitempty"`
+	// GDRCopy is the gdrdrv module (gdrcopy.go).
+	GDRCopy GDRCopy `json:"gdrcopy"`
 }
 
 // PeermemInfo is the nvidia_peermem module.
@@ -100,6 +102,7 @@ func (h Host) Kernel() (KernelFacts, error) {
 	if _, ok := clients["nv_mem"]; ok && k.Peermem.Loaded {
 		k.Peermem.Registered, k.Peermem.Client = true, "nv_mem"
 	}
+	k.GDRCopy = h.gdrcopy()
 	lines, readable := h.kernelLog()
 	k.LogReadable = readable
 	for _, l := range lines {

@@ -163,3 +163,38 @@ func TestBAR1StateNamesTheAperture(t *testing.T) {
 		t.Errorf("%q", got)
 	}
 }
+
+// gdrdrv is read from its module entry, its character major and its
+// device node; a tree without dev/ leaves the node unknown.
+func TestGDRCopyIsReadFromModuleMajorAndDeviceNode(t *testing.T) {
+	dir := t.TempDir()
+	for p, s := range map[string]string{
+		"sys/module/gdrdrv/version": "2.4\n",
+		"proc/devices":              "Character devices:\n  1 mem\n195 nvidia\n509 gdrdrv\n\nBlock devices:\n  8 sd\n",
+		"dev/nvidia0":               "",
+	} {
+		if err := os.MkdirAll(dir+"/"+p[:strings.LastIndex(p, "/")], 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dir+"/"+p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := h.gdrcopy()
+	if !g.Present() || g.Version != "2.4" || g.Major != 509 || g.DevNode == nil || *g.DevNode {
+		t.Errorf("gdrdrv without its device node: %+v", g)
+	}
+	os.WriteFile(dir+"/dev/gdrdrv", nil, 0o644)
+	if g = h.gdrcopy(); g.DevNode == nil || !*g.DevNode {
+		t.Errorf("with /dev/gdrdrv: %+v", g)
+	}
+	os.RemoveAll(dir + "/dev")
+	os.RemoveAll(dir + "/sys/module/gdrdrv")
+	if g = h.gdrcopy(); !g.Present() || g.Loaded || g.DevNode != nil {
+		t.Errorf("only the major, no dev/: %+v", g)
+	}
+}

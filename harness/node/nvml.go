@@ -68,6 +68,7 @@ func CollectNVML(lib nvml.Interface) (NVMLFacts, error) {
 		return f, nvmlError("device count", ret)
 	}
 	devs := make([]nvml.Device, 0, n)
+	fabric := fabricEntry(lib)
 	for i := 0; i < n; i++ {
 		d, ret := lib.DeviceGetHandleByIndex(i)
 		if ret != nvml.SUCCESS {
@@ -77,6 +78,7 @@ func CollectNVML(lib nvml.Interface) (NVMLFacts, error) {
 		if err != nil {
 			return f, err
 		}
+		g.Fabric = gpuFabric(fabric, d)
 		devs = append(devs, d)
 		f.GPUs = append(f.GPUs, g)
 	}

@@ -119,9 +119,11 @@ func ReplayNVML(rec NVMLRecording) nvml.Interface {
 			return 0, returnOf(s)
 		}
 	}
+	ext := replayExtensions(rec.GPUs)
 	return &mock.Interface{
-		InitFunc:     func() nvml.Return { return initRet },
-		ShutdownFunc: func() nvml.Return { return nvml.SUCCESS },
+		ExtensionsFunc: func() nvml.ExtendedInterface { return ext },
+		InitFunc:       func() nvml.Return { return initRet },
+		ShutdownFunc:   func() nvml.Return { return nvml.SUCCESS },
 		SystemGetDriverVersionFunc: func() (string, nvml.Return) {
 			return rec.DriverVersion, nvml.SUCCESS
 		},
@@ -226,6 +228,7 @@ func replayDevice(g GPU) *mock.Device {
 			}
 			return nvml.FEATURE_DISABLED, nvml.SUCCESS
 		},
+		GetGpuFabricInfoFunc: replayFabric(g.Fabric),
 		GetNvLinkStateFunc: func(l int) (nvml.EnableState, nvml.Return) {
 			if l >= g.NVLinks.Total {
 				if g.NVLinks.Total == 0 {

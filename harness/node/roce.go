@@ -29,10 +29,7 @@ type GID struct {
 // RoCEv2IPv4 says the entry is what NCCL picks by default since 2.21
 // (NCCL_IB_ROCE_VERSION_NUM=2, NCCL_IB_ADDR_FAMILY=AF_INET): a RoCE v2
 // GID holding an IPv4-mapped address.
-func (g GID) RoCEv2IPv4() bool {
-	ip := net.ParseIP(g.GID)
-	return g.Type == "RoCE v2" && ip != nil && ip.To4() != nil
-}
+func (g GID) RoCEv2IPv4() bool { return g.RoCEVersion() == 2 && gidIsV4(&g) }
 
 // maxGIDs caps the entries read per port: mlx5 has 255, and a recording
 // claiming more is not a real port.
@@ -92,17 +89,137 @@ func zeroGID(g string) bool {
 	return ip == nil || ip.IsUnspecified()
 }
 
-// ncclGIDIndex is the entry NCCL's default selection takes: the first
-// RoCE v2 IPv4-mapped GID; nil where there is none (NCCL then falls back
-// to index 0, a link-local v1 GID that routes nowhere).
+// ncclGIDIndex is the entry NCCL's own selection takes (NCCLGID without
+// settings); nil where the table is empty or was not recorded.
 func ncclGIDIndex(gids []GID) *int {
-	for _, g := range gids {
-		if g.RoCEv2IPv4() {
-			i := g.Index
-			return &i
+	c, ok := NCCLGID(gids, nil)
+	if !ok {
+		return nil
+	}
+	return &c.Index
+}
+
+// GIDChoice is the GID index NCCL addresses a RoCE port's queue pairs by,
+// and the entry there.
+type GIDChoice struct {
+	Index int
+	// Entry is the table's entry at Index; nil where it is unused (all
+	// zeros: no address at all).
+	Entry *GID
+	// Set is the NCCL_IB_GID_INDEX setting that chose Index; nil for
+	// NCCL's own choice.
+	Set *Setting
+	// Err says why NCCL_IB_GID_INDEX was not taken as an index.
+	Err string
+}
+
+// NCCLGID is the GID NCCL 2.21 and later uses on a RoCE port with this
+// table, as src/transport/net_ib.cc's ncclIbGetGidIndex picks it:
+// NCCL_IB_GID_INDEX where set to an index, else starting from entry 0 it
+// moves to a later entry of the address family NCCL_IB_ADDR_FAMILY asks
+// for (AF_INET by default, an IPv4-mapped GID) when the current one is of
+// the other family, or, within that family and not link-local, to one of
+// the RoCE version NCCL_IB_ROCE_VERSION_NUM asks for (2 by default) when
+// the current one is not. NCCL_IB_ADDR_RANGE is not applied. o may be nil;
+// false where there is no table to choose from.
+func NCCLGID(gids []GID, o *Overrides) (GIDChoice, bool) {
+	var c GIDChoice
+	eff := func(name string) (Setting, bool) {
+		if o == nil {
+			return Setting{}, false
+		}
+		return o.Effective(name)
+	}
+	at := func(i int) *GID {
+		for k := range gids {
+			if gids[k].Index == i {
+				return &gids[k]
+			}
+		}
+		return nil
+	}
+	if s, ok := eff("NCCL_IB_GID_INDEX"); ok {
+		n, err := strconv.Atoi(strings.TrimSpace(s.Value))
+		switch {
+		case err != nil:
+			c.Err = fmt.Sprintf("NCCL_IB_GID_INDEX=%q (%s) is not an index", bounded.ClipString(s.Value, 32), s.Where())
+		case n >= 0:
+			if len(gids) == 0 {
+				return c, false
+			}
+			c.Index, c.Entry, c.Set = n, at(n), &s
+			return c, true
 		}
 	}
-	return nil
+	if len(gids) == 0 {
+		return c, false
+	}
+	wantV4 := true
+	if s, ok := eff("NCCL_IB_ADDR_FAMILY"); ok && strings.TrimSpace(s.Value) == "AF_INET6" {
+		wantV4 = false
+	}
+	wantVer := 2
+	if s, ok := eff("NCCL_IB_ROCE_VERSION_NUM"); ok {
+		if n, err := strconv.Atoi(strings.TrimSpace(s.Value)); err == nil {
+			wantVer = n
+		}
+	}
+	for _, cand := range gids {
+		if cand.Index <= c.Index {
+			continue
+		}
+		cur := at(c.Index)
+		cf, gf := gidIsV4(&cand), gidIsV4(cur)
+		if cf != gf && cf == wantV4 {
+			c.Index = cand.Index
+			continue
+		}
+		if cf != wantV4 || !usableGID(&cand) {
+			continue
+		}
+		if (roceVersion(cur) != roceVersion(&cand) || !usableGID(cur)) && roceVersion(&cand) == wantVer {
+			c.Index = cand.Index
+		}
+	}
+	c.Entry = at(c.Index)
+	return c, true
+}
+
+// gidIsV4 is NCCL's getGidAddrFamily: an IPv4-mapped GID is AF_INET, any
+// other (an unused all-zero entry too) AF_INET6.
+func gidIsV4(g *GID) bool {
+	if g == nil {
+		return false
+	}
+	ip := net.ParseIP(g.GID)
+	return ip != nil && ip.To4() != nil
+}
+
+// usableGID is NCCL's validGid: configured (not all zeros) and not
+// link-local (fe80::/64).
+func usableGID(g *GID) bool { return g != nil && !zeroGID(g.GID) && !g.LinkLocal() }
+
+// LinkLocal says the GID is an IPv6 link-local address (fe80::/64), which
+// routes nowhere past the port's own subnet.
+func (g GID) LinkLocal() bool {
+	ip := net.ParseIP(g.GID)
+	return ip != nil && ip.To4() == nil && ip[0] == 0xfe && ip[1] == 0x80 && ip[2]|ip[3]|ip[4]|ip[5]|ip[6]|ip[7] == 0
+}
+
+// RoCEVersion is the entry's RoCE version by its type: 1, 2, or -1 where
+// the type is unknown (unreadable, as NCCL leaves it).
+func (g GID) RoCEVersion() int { return roceVersion(&g) }
+
+func roceVersion(g *GID) int {
+	switch {
+	case g == nil:
+		return -1
+	case strings.HasPrefix(g.Type, "IB/RoCE v1"), strings.HasPrefix(g.Type, "RoCE v1"):
+		return 1
+	case strings.HasPrefix(g.Type, "RoCE v2"):
+		return 2
+	}
+	return -1
 }
 
 // roceMTU is the RoCE active MTU the kernel derives from a netdev MTU

@@ -65,7 +65,8 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 	s.globLinksAndTrees("sys/class/iommu/*", 0)
 	s.glob("sys/kernel/iommu_groups/*/type")
 	s.globLinks("sys/kernel/iommu_groups/*/devices/*")
-	for _, m := range []string{"nvidia", "nvidia_peermem", "nv_peer_mem", "nvidia_uvm", "ib_core", "ib_uverbs", "mlx5_core", "mlx5_ib"} {
+	for _, m := range []string{"nvidia", "nvidia_peermem", "nv_peer_mem", "nvidia_uvm", "ib_core", "ib_uverbs", "mlx5_core", "mlx5_ib", "gdrdrv"} {
+		s.glob("sys/module/" + m)
 		s.glob("sys/module/" + m + "/version")
 		s.glob("sys/module/" + m + "/refcnt")
 		s.glob("sys/module/" + m + "/parameters/*")
@@ -103,7 +104,7 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 	// Device nodes are recorded by name under dev/, where rdmamap looks
 	// for them; what each is (type, numbers) and whether it opened goes
 	// into the container recording.
-	for _, pat := range []string{"dev/infiniband/*", "dev/nvidia*"} {
+	for _, pat := range []string{"dev/infiniband/*", "dev/nvidia*", "dev/gdrdrv"} {
 		matches, _ := filepath.Glob(h.path(pat))
 		for _, m := range matches {
 			rel, _ := filepath.Rel(h.root, m)

@@ -34,11 +34,10 @@ func portFacts(ev *node.Evidence) []results.Fact {
 			if p.LinkLayer != "Ethernet" {
 				continue
 			}
-			switch {
-			case p.NCCLGIDIndex != nil:
-				gid.add(at, strconv.Itoa(*p.NCCLGIDIndex))
-			case len(p.GIDs) > 0:
-				gid.add(at, "none") // a table without a RoCE v2 IPv4 GID
+			// The index NCCL uses: NCCL_IB_GID_INDEX where the job
+			// inherits one, else NCCL's own choice from the table.
+			if c, ok := node.NCCLGID(p.GIDs, ev.Overrides); ok {
+				gid.add(at, strconv.Itoa(c.Index))
 			}
 			if p.ActiveMTU > 0 {
 				mtu.add(at, strconv.Itoa(p.ActiveMTU))

@@ -167,6 +167,8 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 		}
 		// Before any benchmark, and on a node whose evidence failed too:
 		// the build facts need no GPU.
+		// Cheap (no command runs): whom a missing gdrdrv would slow.
+		sc.UCXOrMPI, sc.UCXOrMPILooked = mpi.Installed(h.Root(), h.Live()), true
 		var mpiBench []results.Run
 		if slices.Contains(opt.Suites, "mpi") {
 			f := mpi.Collect(h.Root(), h.Live())

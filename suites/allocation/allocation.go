@@ -41,7 +41,7 @@ var Properties = []Property{
 	{Fact: "link_layer", Spec: "runs every node's rail ports on the same link layer", What: "the rail ports' link layer",
 		Fix:    "set the port type of the odd nodes' HCAs to the fabric's (mlxconfig LINK_TYPE_P1: 1 InfiniBand, 2 Ethernet) and reboot them",
 		Source: "claudebarthels/infinity#5, NVIDIA/nccl#958"},
-	{Fact: "roce_gid_index", Spec: "gives NCCL the same RoCE v2 GID index on every node", What: "the index of the RoCE v2 IPv4 GID NCCL selects",
+	{Fact: "roce_gid_index", Spec: "gives NCCL the same RoCE v2 GID index on every node", What: "the RoCE GID index NCCL uses (NCCL_IB_GID_INDEX, else its own choice)",
 		Fix:    "give each rail netdev of the odd nodes its IPv4 address the way the other nodes have it, so the RoCE v2 GID sits at the same index, or set NCCL_IB_GID_INDEX per node",
 		Source: "NVIDIA/nccl#426"},
 	{Fact: "roce_active_mtu", Spec: "runs every node's RoCE ports at the same active MTU", What: "the RoCE active MTU",

@@ -8,6 +8,7 @@ package fabric
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -58,6 +59,67 @@ var _ = suites.Describe("fabric", func() {
 			for _, p := range pc.Problems {
 				bad = append(bad, fmt.Sprintf("%s port %d: %s", pc.NIC, pc.Port, p))
 			}
+		}
+		Expect(bad).To(suites.HaveNoFindings())
+	})
+
+	// A port in the other mode never joins the fabric; the baseline says
+	// which one the rails run (nic.link_layer). Nodes that differ from
+	// each other are the allocation suite's.
+	It("runs every rail port on the link layer its baseline expects", func() {
+		noNICs()
+		rails := railNICs(ev)
+		if len(rails) == 0 {
+			suites.NotApplicable("no GPU has a preferred NIC: no rails")
+		}
+		b := c.Baseline
+		if b == nil || b.Profile.NIC.LinkLayer == "" {
+			why := "no baseline matched"
+			if b != nil {
+				why = "baseline " + b.Profile.Name + " sets no nic.link_layer"
+			}
+			suites.NotApplicable(why + ": no link layer to hold the rail ports to (the merged job still compares nodes)")
+		}
+		bad, notes := linkLayerFindings(rails, b.Profile.NIC.LinkLayer, b.Profile.Name)
+		for _, n := range notes {
+			suites.Note("%s", n)
+		}
+		suites.Note("expected link layer %s (baseline %s)", b.Profile.NIC.LinkLayer, b.Profile.Name)
+		Expect(bad).To(suites.HaveNoFindings())
+	})
+
+	It("gives NCCL a RoCE v2 GID on every RoCE rail port", func() {
+		noNICs()
+		if _, ports := roceRails(railNICs(ev)); len(ports) == 0 {
+			suites.NotApplicable("no rail port in Ethernet mode: no RoCE GID to check")
+		}
+		bad, notes, unknown := gidFindings(railNICs(ev), ev.Overrides)
+		for _, n := range notes {
+			suites.Note("%s", n)
+		}
+		if len(bad) == 0 && len(unknown) > 0 {
+			suites.CannotRun("the GID table could not be read: " + strings.Join(unknown, "; "))
+		}
+		for _, u := range unknown {
+			suites.Note("not checked: %s", u)
+		}
+		Expect(bad).To(suites.HaveNoFindings())
+	})
+
+	It("runs every RoCE rail port at the node's highest active MTU", func() {
+		noNICs()
+		if _, ports := roceRails(railNICs(ev)); len(ports) == 0 {
+			suites.NotApplicable("no rail port in Ethernet mode: InfiniBand MTUs are the subnet manager's")
+		}
+		bad, warn, notes := mtuFindings(railNICs(ev))
+		if len(notes) == 0 {
+			suites.CannotRun("no RoCE rail's netdev MTU could be read (a netdev in another namespace, or a recording without class/net)")
+		}
+		for _, n := range notes {
+			suites.Note("%s", n)
+		}
+		for _, w := range warn {
+			suites.Warn("%s", w)
 		}
 		Expect(bad).To(suites.HaveNoFindings())
 	})

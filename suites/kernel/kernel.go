@@ -138,6 +138,25 @@ var _ = suites.Describe("kernel", func() {
 		Expect(bad).To(suites.HaveNoFindings())
 	})
 
+	// GDRCopy slows, never breaks, the direct path: a warning at most
+	// (gdrcopy.go).
+	It("has GDRCopy's gdrdrv loaded where UCX or MPI would use it", func() {
+		c := suites.Current()
+		if !c.UCXOrMPILooked {
+			suites.CannotRun("UCX and MPI were not looked for in this run")
+		}
+		r := checkGDRCopy(ev.Kernel.GDRCopy, c.UCXOrMPI, ev.Overrides)
+		for _, n := range r.notes {
+			suites.Note("%s", n)
+		}
+		if r.skip != "" {
+			suites.NotApplicable(r.skip)
+		}
+		for _, w := range r.warn {
+			suites.Warn("%s", w)
+		}
+	})
+
 	It("has no conflicting or failing peer-memory modules", func() {
 		k := ev.Kernel
 		var bad []string

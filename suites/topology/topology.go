@@ -211,6 +211,24 @@ var _ = suites.Describe("topology", func() {
 		Expect(bad).To(suites.HaveNoFindings())
 	})
 
+	// On NVSwitch systems (HGX/DGX Hopper and later) every GPU must be
+	// registered with the fabric by nvidia-fabricmanager: COMPLETED with
+	// status SUCCESS (fabricmanager.go).
+	It("has every GPU's NVLink fabric state Completed with status Success", func() {
+		suites.SkipWithout(node.SourceNVML, "the NVLink fabric state is known only to NVML")
+		c := checkFabric(ev.GPUs)
+		for _, n := range c.notes {
+			suites.Note("%s", n)
+		}
+		switch {
+		case c.unknown != "":
+			suites.CannotRun(c.unknown)
+		case c.skip != "":
+			suites.NotApplicable(c.skip)
+		}
+		Expect(c.bad).To(suites.HaveNoFindings())
+	})
+
 	// Persistence off slows the direct path's start, not its speed: each
 	// job re-initialises the GPUs, and container runtimes time out
 	// (NVIDIA/nvidia-container-toolkit#202). A warning, never a failure.

@@ -30,6 +30,7 @@ const (
 	CodeInvalidDevice              = 101 // CUDA_ERROR_INVALID_DEVICE
 	CodeOperatingSystem            = 304 // CUDA_ERROR_OPERATING_SYSTEM
 	CodeNotSupported               = 801 // CUDA_ERROR_NOT_SUPPORTED
+	CodeSystemNotReady             = 802 // CUDA_ERROR_SYSTEM_NOT_READY
 	CodeSystemDriverMismatch       = 803 // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
 	CodeCompatNotSupportedOnDevice = 804 // CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE
 	CodeUnknown                    = 999 // CUDA_ERROR_UNKNOWN

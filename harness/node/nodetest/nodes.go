@@ -175,7 +175,9 @@ func h100(i int, bus string, l Link) node.GPU {
 		BAR1:        &node.BAR1{TotalMiB: 131072, UsedMiB: 1, FreeMiB: 131071},
 		PerfState:   &ps,
 		NVLinks:     node.NVLinks{Up: 18, Total: 18},
-		Source:      "nvml",
+		// On NVSwitch: nvidia-fabricmanager registered it.
+		Fabric: &node.GPUFabric{State: node.FabricCompleted, Status: "SUCCESS"},
+		Source: "nvml",
 	}
 }
 
@@ -289,6 +291,7 @@ func RTX6000Ada2(dir string) (*Tree, error) {
 			BusID: bus, PCIDeviceID: "0x26b1", MemoryMiB: 49140, NUMANode: -1,
 			PCIe: node.GPUPCIe{CurGen: 1, MaxGen: 4, CurWidth: 16, MaxWidth: 16},
 			BAR1: &node.BAR1{TotalMiB: 256, UsedMiB: 2, FreeMiB: 254}, PerfState: &p8, Source: "nvml",
+			Fabric: &node.GPUFabric{Return: "ERROR_NOT_SUPPORTED"}, // no NVSwitch
 		})
 	}
 	rec.Pairs = []node.GPUPair{{A: "0000:03:00.0", B: "0000:04:00.0", Ancestor: "SINGLE", P2PRead: "CHIPSET_NOT_SUPPORTED", P2PWrite: "CHIPSET_NOT_SUPPORTED", NVLink: "NOT_SUPPORTED"}}

@@ -30,6 +30,11 @@ func DGXH200() *server.Server {
 		dev.GetCurrPcieLinkWidthFunc, dev.GetMaxPcieLinkWidthFunc = x16, x16
 		dev.GetPersistenceModeFunc = func() (nvml.EnableState, nvml.Return) { return nvml.FEATURE_ENABLED, nvml.SUCCESS }
 		dev.GetPerformanceStateFunc = func() (nvml.Pstates, nvml.Return) { return nvml.PSTATE_0, nvml.SUCCESS }
+		// On NVSwitch, registered by nvidia-fabricmanager: Completed,
+		// Success, as nvidia-smi -q shows a healthy HGX.
+		dev.GetGpuFabricInfoFunc = func() (nvml.GpuFabricInfo, nvml.Return) {
+			return nvml.GpuFabricInfo{State: nvml.GPU_FABRIC_STATE_COMPLETED, Status: uint32(nvml.SUCCESS)}, nvml.SUCCESS
+		}
 		dev.GetNvLinkStateFunc = func(l int) (nvml.EnableState, nvml.Return) {
 			if l >= 18 {
 				return 0, nvml.ERROR_INVALID_ARGUMENT
@@ -51,6 +56,17 @@ func DGXH200() *server.Server {
 				v[i].NvmlReturn = uint32(nvml.ERROR_NOT_SUPPORTED)
 			}
 			return nvml.SUCCESS
+		}
+	}
+	return s
+}
+
+// WithFabric answers every GPU's fabric info of a mock server with state
+// and status, as nvidia-fabricmanager left them.
+func WithFabric(s *server.Server, state uint8, status nvml.Return) *server.Server {
+	for _, d := range s.Devices {
+		d.(*server.Device).GetGpuFabricInfoFunc = func() (nvml.GpuFabricInfo, nvml.Return) {
+			return nvml.GpuFabricInfo{State: state, Status: uint32(status)}, nvml.SUCCESS
 		}
 	}
 	return s

@@ -75,6 +75,7 @@ func l40s(i int, bus string) node.GPU {
 		// Datacenter Ada ships with a large BAR1 (64 GiB).
 		BAR1:      &node.BAR1{TotalMiB: 65536, UsedMiB: 1, FreeMiB: 65535},
 		PerfState: &ps, Source: "nvml",
+		Fabric: &node.GPUFabric{Return: "ERROR_NOT_SUPPORTED"}, // PCIe: no fabric
 	}
 }
 
@@ -88,6 +89,7 @@ func GH200x4(dir string) (*Tree, error) {
 	t.Hostname = "gh200-node"
 	t.Arch = "aarch64"
 	t.Kernel = "6.8.0-1021-nvidia-64k"
+	t.GDRCopy = true // the one fixture with GDRCopy installed and loaded
 	rec := &node.NVMLRecording{NVMLFacts: node.NVMLFacts{DriverVersion: "580.95.05", NVMLVersion: "13.580.95.05", CUDADriverVersion: 13000}}
 	t.NVML = rec
 	var gpus []string
@@ -124,6 +126,9 @@ func gh200(i int, bus string) node.GPU {
 		PCIe:      node.GPUPCIe{CurGen: 5, MaxGen: 5, CurWidth: 16, MaxWidth: 16},
 		BAR1:      &node.BAR1{TotalMiB: 131072, UsedMiB: 1, FreeMiB: 131071},
 		PerfState: &ps, NVLinks: node.NVLinks{Up: 18, Total: 18}, C2C: true, Source: "nvml",
+		// NVLinked to each other without an NVSwitch: NVML answers,
+		// with no fabric state (as leptonai/gpud#1108 shows one).
+		Fabric: &node.GPUFabric{State: node.FabricNotSupported, Status: "SUCCESS"},
 	}
 }
 

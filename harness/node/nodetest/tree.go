@@ -43,6 +43,9 @@ type Tree struct {
 	// libnccl.so.2 -> libnccl.so.2.21.5, the library an empty file (the
 	// collector reads names only). "" installs none.
 	NCCL string
+	// GDRCopy loads GDRCopy's gdrdrv: its module entry, its character
+	// major and /dev/gdrdrv, as gdrcopy's insmod.sh leaves them.
+	GDRCopy bool
 
 	devs   map[string]string // PCI address -> directory relative to sys/devices
 	numa   map[string]int
@@ -331,6 +334,10 @@ func (t *Tree) Finish() error {
 	if t.MOFED != "" {
 		t.write("sys/module/mlx5_core/version", t.MOFED+"\n")
 	}
+	if t.GDRCopy {
+		t.write("sys/module/gdrdrv/version", "2.4\n")
+		t.write("dev/gdrdrv", "")
+	}
 	if t.NCCL != "" {
 		dir := "usr/lib/" + t.Arch + "-linux-gnu/"
 		t.write(dir+"libnccl.so."+t.NCCL, "")
@@ -403,6 +410,9 @@ func (t *Tree) procDevices() {
 		char = append(char, "244 infiniband_verbs", "245 infiniband_mad")
 	}
 	char = append(char, "248 bsg", "254 ndctl")
+	if t.GDRCopy {
+		char = append(char, "509 gdrdrv") // a dynamic major of the extended range
+	}
 	t.write("proc/devices", "Character devices:\n"+strings.Join(char, "\n")+"\n\nBlock devices:\n  7 loop\n259 blkext\n")
 	misc := "237 loop-control\n229 fuse\n235 autofs\n"
 	if t.uverbs > 0 {
