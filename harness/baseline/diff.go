@@ -111,10 +111,7 @@ func fieldChange(path, from, to string) []Change {
 		return []Change{{Added, path, "", to, fmt.Sprintf("%s set to %s", path, to)}}
 	case to == "":
 		text := fmt.Sprintf("%s (%s) removed", path, from)
-		switch {
-		case path == "profile.nic.link_layer":
-			text += ": the rail ports' link layer is no longer checked"
-		case strings.HasPrefix(path, "profile."):
+		if strings.HasPrefix(path, "profile.") {
 			text += ": any node matches it now"
 		}
 		return []Change{{Removed, path, from, "", text}}

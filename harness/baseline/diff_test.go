@@ -40,7 +40,7 @@ func TestDiff(t *testing.T) {
 	want := []string{
 		`profile.gpu.pci_device_id set to 0x2335`,
 		`profile.gpus_per_node changed from 2 to 8`,
-		`profile.nic.link_layer (InfiniBand) removed: the rail ports' link layer is no longer checked`,
+		`profile.nic.link_layer (InfiniBand) removed: any node matches it now`,
 		`profile.software.nccl (>=2.26, <2.30) removed: any node matches it now`,
 		`bar1.min_free_mib set to 1024`,
 		`metric nccl.all_gather.busbw removed (was expected 290 GB/s, higher is better, tolerance 10%)`,

@@ -41,8 +41,9 @@
 // NVML name "NVIDIA H200 141GB HBM3e" matches "NVIDIA H200"), PCI device id,
 // GPUs per node, interconnect (NV<n> or PCIe) and PCIe generation exactly,
 // NIC model as a case-insensitive prefix ("none" matches only a node known
-// to have no RDMA NIC) and NIC rate exactly, and the software versions
-// against their ranges. A hardware fact the node leaves unknown matches
+// to have no RDMA NIC), NIC rate and link layer exactly (the link layer
+// most rail ports run; LinkMixed, as many on each, matches none), and the
+// software versions against their ranges. A hardware fact the node leaves unknown matches
 // nothing; a software version it leaves unknown is not checked, because the
 // NCCL version is known only once a collective ran, and a quick gate still
 // needs its BAR1 limits. The match with the most fields specified wins;

@@ -20,6 +20,12 @@ type Facts struct {
 	Driver       string  // NVIDIA driver: 580.95.05
 	NCCL         string  // NCCL: 2.28.3 ("2.28.3+cuda13.0" is fine)
 	CUDA         string  // CUDA driver API version: 13.0 (see CUDAVersion)
+	// LinkLayer is the link layer of the rail ports (LinkInfiniBand,
+	// LinkEthernet): where they differ, the one most of them run, and
+	// LinkMixed where no one does. A single flipped port is a fault of
+	// the node, which the fabric suite names; matching by the majority
+	// keeps the node its profile, and its other judgements, meanwhile.
+	LinkLayer string
 }
 
 // CUDAVersion renders NVML's or cuDriverGetVersion's integer (13000) as
@@ -66,6 +72,9 @@ func (f Facts) Profile() Profile {
 		NIC:          NIC{Model: f.NICModel, RateGbps: f.NICRateGbps},
 		PCIeGen:      f.PCIeGen,
 	}
+	if f.LinkLayer == LinkInfiniBand || f.LinkLayer == LinkEthernet {
+		p.NIC.LinkLayer = f.LinkLayer // LinkMixed is no profile's
+	}
 	if f.PCIDeviceID != "" {
 		p.GPU.PCIDeviceID = normalizeDeviceID(f.PCIDeviceID)
 	}
@@ -88,7 +97,7 @@ func (p Profile) Specificity() int {
 	n := 0
 	for _, set := range []bool{
 		p.GPU.Model != "", p.GPU.PCIDeviceID != "", p.GPUsPerNode != 0,
-		p.Interconnect != "", p.NIC.Model != "", p.NIC.RateGbps != 0, p.PCIeGen != 0,
+		p.Interconnect != "", p.NIC.Model != "", p.NIC.RateGbps != 0, p.NIC.LinkLayer != "", p.PCIeGen != 0,
 		!p.Software.Driver.IsZero(), !p.Software.NCCL.IsZero(), !p.Software.CUDA.IsZero(),
 	} {
 		if set {
@@ -143,6 +152,13 @@ func (p Profile) Mismatches(f Facts) []string {
 			have = formatNumber(f.NICRateGbps)
 		}
 		miss("nic.rate_gbps", formatNumber(p.NIC.RateGbps), have)
+	}
+	if p.NIC.LinkLayer != "" && f.LinkLayer != p.NIC.LinkLayer {
+		have := f.LinkLayer
+		if have == LinkMixed {
+			have = "mixed: as many rail ports on InfiniBand as on Ethernet"
+		}
+		miss("nic.link_layer", p.NIC.LinkLayer, have)
 	}
 	if p.PCIeGen != 0 && f.PCIeGen != p.PCIeGen {
 		miss("pcie_gen", strconv.Itoa(p.PCIeGen), itoa(f.PCIeGen))

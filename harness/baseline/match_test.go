@@ -42,7 +42,15 @@ func TestMatch(t *testing.T) {
 		Name: "h200x8-ndr", GPU: baseline.GPU{Model: "NVIDIA H200"}, GPUsPerNode: 8,
 		NIC: baseline.NIC{Model: "ConnectX-7", RateGbps: 400},
 	}}
-	s := store(t, anyH200, pair, ndr)
+	ib := &baseline.Baseline{File: "ib.yaml", Profile: baseline.Profile{
+		Name: "h200x4-ib", GPU: baseline.GPU{Model: "NVIDIA H200"}, GPUsPerNode: 4,
+		NIC: baseline.NIC{Model: "ConnectX-7", LinkLayer: baseline.LinkInfiniBand},
+	}}
+	eth := &baseline.Baseline{File: "eth.yaml", Profile: baseline.Profile{
+		Name: "h200x4-roce", GPU: baseline.GPU{Model: "NVIDIA H200"}, GPUsPerNode: 4,
+		NIC: baseline.NIC{Model: "ConnectX-7", LinkLayer: baseline.LinkEthernet},
+	}}
+	s := store(t, anyH200, pair, ndr, ib, eth)
 	with := func(change func(f *baseline.Facts)) baseline.Facts {
 		f := h200pair
 		change(&f)
@@ -67,6 +75,11 @@ func TestMatch(t *testing.T) {
 		{"nic none does not match a node with RDMA NICs", with(func(f *baseline.Facts) { f.NICModel = "ConnectX-7" }), "any-h200"},
 		{"a NIC model matches as a prefix and the rate exactly", baseline.Facts{GPUModel: "NVIDIA H200", GPUsPerNode: 8, NICModel: "ConnectX-7 VPI", NICRateGbps: 400}, "h200x8-ndr"},
 		{"another NIC rate does not match", baseline.Facts{GPUModel: "NVIDIA H200", GPUsPerNode: 8, NICModel: "ConnectX-7", NICRateGbps: 200}, "any-h200"},
+		{"a profile without a link layer matches either", baseline.Facts{GPUModel: "NVIDIA H200", GPUsPerNode: 8, NICModel: "ConnectX-7", NICRateGbps: 400, LinkLayer: baseline.LinkEthernet}, "h200x8-ndr"},
+		{"an InfiniBand node matches the InfiniBand profile", quad(baseline.LinkInfiniBand), "h200x4-ib"},
+		{"an Ethernet node matches the Ethernet profile", quad(baseline.LinkEthernet), "h200x4-roce"},
+		{"a node whose rail ports are evenly mixed matches neither", quad(baseline.LinkMixed), "any-h200"},
+		{"a node whose link layer is unknown matches neither", quad(""), "any-h200"},
 		{"a profile of none does not match a node without a NIC", baseline.Facts{GPUModel: "NVIDIA H200", GPUsPerNode: 8, NICModel: "none"}, "any-h200"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,6 +91,41 @@ func TestMatch(t *testing.T) {
 				t.Errorf("matched %s, want %s", b.Profile.Name, tc.want)
 			}
 		})
+	}
+}
+
+// quad is a 4 x H200 node with ConnectX-7 rails on a link layer.
+func quad(layer string) baseline.Facts {
+	return baseline.Facts{GPUModel: "NVIDIA H200", GPUsPerNode: 4, NICModel: "ConnectX-7", LinkLayer: layer}
+}
+
+// A profile that sets nic.link_layer is the more specific one, and its
+// no-match names the field like any other.
+func TestTheLinkLayerIsMatchedLikeTheNICModel(t *testing.T) {
+	open := &baseline.Baseline{File: "open.yaml", Profile: baseline.Profile{Name: "open", GPU: baseline.GPU{Model: "NVIDIA H200"}, GPUsPerNode: 4}}
+	ib := &baseline.Baseline{File: "ib.yaml", Profile: baseline.Profile{Name: "ib", GPU: baseline.GPU{Model: "NVIDIA H200"}, GPUsPerNode: 4,
+		NIC: baseline.NIC{Model: "ConnectX-7", LinkLayer: baseline.LinkInfiniBand}}}
+	if b, err := store(t, open, ib).Match(quad(baseline.LinkInfiniBand)); err != nil || b.Profile.Name != "ib" {
+		t.Errorf("Match = %v, %v; want ib, more specific by its link layer", b, err)
+	}
+	for layer, have := range map[string]string{
+		baseline.LinkEthernet: `node has "Ethernet"`,
+		baseline.LinkMixed:    `node has "mixed: as many rail ports on InfiniBand as on Ethernet"`,
+		"":                    "node has unknown",
+	} {
+		_, err := store(t, ib).Match(quad(layer))
+		var nm *baseline.NoMatchError
+		if !errors.As(err, &nm) || len(nm.Mismatches) != 1 || nm.Mismatches[0] != "nic.link_layer: want InfiniBand, "+have {
+			t.Errorf("%q: error %v, want only nic.link_layer naming %s", layer, err, have)
+		}
+	}
+	_, err := store(t, ib).Match(quad(baseline.LinkEthernet))
+	if want := "nic: {model: ConnectX-7, link_layer: Ethernet}"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v: the profile looked for lacks %q", err, want)
+	}
+	_, err = store(t, ib).Match(quad(baseline.LinkMixed))
+	if err == nil || strings.Contains(err.Error(), "link_layer: mixed") {
+		t.Errorf("error %v: mixed is no profile's link layer", err)
 	}
 }
 
@@ -102,7 +150,7 @@ func TestNoMatchNamesTheProfileItLookedFor(t *testing.T) {
 	}
 	a100 := baseline.Facts{
 		GPUModel: "NVIDIA A100-SXM4-80GB", PCIDeviceID: "0x20B2", GPUsPerNode: 8, Interconnect: "NV12",
-		NICModel: "ConnectX-6", NICRateGbps: 200, PCIeGen: 4, Driver: "535.104.05", NCCL: "2.18.3", CUDA: "12.2",
+		NICModel: "ConnectX-6", NICRateGbps: 200, LinkLayer: baseline.LinkInfiniBand, PCIeGen: 4, Driver: "535.104.05", NCCL: "2.18.3", CUDA: "12.2",
 	}
 	_, err = s.Match(a100)
 	var nm *baseline.NoMatchError
@@ -110,7 +158,7 @@ func TestNoMatchNamesTheProfileItLookedFor(t *testing.T) {
 		t.Fatalf("error %v, want a *NoMatchError wrapping ErrNoMatch", err)
 	}
 	want := `no baseline matches profile {name: this node, gpu: {model: "NVIDIA A100-SXM4-80GB", pci_device_id: "0x20b2"}, ` +
-		`gpus_per_node: 8, interconnect: NV12, nic: {model: ConnectX-6, rate_gbps: 200}, pcie_gen: 4, ` +
+		`gpus_per_node: 8, interconnect: NV12, nic: {model: ConnectX-6, rate_gbps: 200, link_layer: InfiniBand}, pcie_gen: 4, ` +
 		`software: {driver: "535.104.05", nccl: "2.18.3", cuda: "12.2"}}; closest is h100x8-ndr (fixtures/baselines/h100x8-ndr.yaml), which differs in ` +
 		`gpu.model: want "NVIDIA H100"..., node has "NVIDIA A100-SXM4-80GB"; gpu.pci_device_id: want 0x2330, node has "0x20B2"; ` +
 		`interconnect: want NV18, node has "NV12"; nic.model: want ConnectX-7, node has "ConnectX-6"; nic.rate_gbps: want 400, node has "200"; ` +
@@ -141,8 +189,10 @@ func TestShippedProfilesMatchTheirNodes(t *testing.T) {
 	}
 	hgx := func(model, id string) baseline.Facts {
 		return baseline.Facts{GPUModel: model, PCIDeviceID: id, GPUsPerNode: 8, Interconnect: "NV18",
-			NICModel: baseline.NICModel("MT4129"), NICRateGbps: 400, PCIeGen: 5, Driver: "570.133.20", CUDA: baseline.CUDAVersion(12080)}
+			NICModel: baseline.NICModel("MT4129"), NICRateGbps: 400, LinkLayer: baseline.LinkInfiniBand, PCIeGen: 5, Driver: "570.133.20", CUDA: baseline.CUDAVersion(12080)}
 	}
+	roce := func(f baseline.Facts) baseline.Facts { f.LinkLayer = baseline.LinkEthernet; return f }
+	flip := func(f baseline.Facts, layer string) baseline.Facts { f.LinkLayer = layer; return f }
 	for _, tc := range []struct {
 		name  string
 		facts baseline.Facts
@@ -154,6 +204,11 @@ func TestShippedProfilesMatchTheirNodes(t *testing.T) {
 		{"an 8 x H100 SXM node with NDR", hgx("NVIDIA H100 80GB HBM3", "0x2330"), "h100x8-ndr"},
 		{"an 8 x H200 SXM node with NDR", hgx("NVIDIA H200", "0x2335"), "h200x8-ndr"},
 		{"an 8 x H100 NVL node", hgx("NVIDIA H100 NVL", "0x2321"), ""},
+		// Google's A3 Ultra: the NDR node's GPUs and NICs, 400 GbE RoCE.
+		{"an 8 x H200 node on 400 GbE RoCE", roce(hgx("NVIDIA H200", "0x2335")), ""},
+		{"an 8 x H100 node on 400 GbE RoCE", roce(hgx("NVIDIA H100 80GB HBM3", "0x2330")), ""},
+		{"an 8 x H100 node whose rail ports are evenly mixed", flip(hgx("NVIDIA H100 80GB HBM3", "0x2330"), baseline.LinkMixed), ""},
+		{"an 8 x H100 node whose link layer is unknown", flip(hgx("NVIDIA H100 80GB HBM3", "0x2330"), ""), ""},
 		{"an 8 x H100 node with HDR NICs", func() baseline.Facts { f := hgx("NVIDIA H100 80GB HBM3", "0x2330"); f.NICRateGbps = 200; return f }(), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

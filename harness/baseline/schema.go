@@ -46,17 +46,23 @@ type NIC struct {
 	Model    string  // nic.model: case-insensitive prefix, or NoNIC
 	RateGbps float64 // nic.rate_gbps: port rate in Gb/s (400 for NDR)
 	// LinkLayer is nic.link_layer: LinkInfiniBand or LinkEthernet, the
-	// link layer the rail ports must run (sysfs ports/<n>/link_layer). It
-	// is an expectation, not a match: a node whose port was flipped to
-	// the other mode still matches its profile and fails the fabric
-	// suite's link-layer spec (claudebarthels/infinity#5).
+	// link layer the rail ports run (sysfs ports/<n>/link_layer), matched
+	// like the model: the same ConnectX-7 runs NDR InfiniBand or 400 GbE
+	// RoCE (Google's A3 Ultra), and an InfiniBand profile's numbers and
+	// expectations are not a RoCE node's. A node matches by the link
+	// layer most of its rail ports run (Facts.LinkLayer), so one port
+	// flipped after a firmware reset keeps its profile and fails the
+	// fabric suite's link-layer spec instead (claudebarthels/infinity#5).
 	LinkLayer string
 }
 
-// The link layers sysfs names (ports/<n>/link_layer).
+// The link layers sysfs names (ports/<n>/link_layer), and LinkMixed,
+// the Facts of a node whose rail ports run as many of one as of the
+// other: it matches no profile that sets nic.link_layer.
 const (
 	LinkInfiniBand = "InfiniBand"
 	LinkEthernet   = "Ethernet"
+	LinkMixed      = "mixed"
 )
 
 // Software holds optional version ranges.

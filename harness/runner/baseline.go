@@ -40,9 +40,13 @@ func BaselineFacts(ev *node.Evidence, ncclVer string) baseline.Facts {
 	if len(ev.NICs) == 0 {
 		f.NICModel = baseline.NoNIC
 	}
+	var rails []node.NIC
+	seen := map[string]bool{}
 	for _, g := range ev.GPUs {
 		if p, ok := ev.PreferredPath(g.BusID); ok {
-			if n, ok := ev.NIC(p.NIC); ok {
+			if n, ok := ev.NIC(p.NIC); ok && !seen[n.Name] {
+				seen[n.Name] = true
+				rails = append(rails, n)
 				f.NICModel = baseline.NICModel(n.HCAType)
 				for _, port := range n.Ports {
 					f.NICRateGbps = max(f.NICRateGbps, port.RateGbps)
@@ -50,5 +54,31 @@ func BaselineFacts(ev *node.Evidence, ncclVer string) baseline.Facts {
 			}
 		}
 	}
+	f.LinkLayer = railLinkLayer(rails)
 	return f
+}
+
+// railLinkLayer is the link layer most rail ports run, for matching: a
+// port flipped on one card leaves the node its profile, and the fabric
+// suite names the port. As many on each is baseline.LinkMixed; "" where
+// sysfs named none.
+func railLinkLayer(rails []node.NIC) string {
+	n := map[string]int{}
+	for _, r := range rails {
+		for _, p := range r.Ports {
+			if p.LinkLayer == baseline.LinkInfiniBand || p.LinkLayer == baseline.LinkEthernet {
+				n[p.LinkLayer]++
+			}
+		}
+	}
+	ib, eth := n[baseline.LinkInfiniBand], n[baseline.LinkEthernet]
+	switch {
+	case ib == 0 && eth == 0:
+		return ""
+	case ib > eth:
+		return baseline.LinkInfiniBand
+	case eth > ib:
+		return baseline.LinkEthernet
+	}
+	return baseline.LinkMixed
 }

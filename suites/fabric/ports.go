@@ -18,26 +18,6 @@ func portName(n node.NIC, p node.NICPort) string {
 	return s
 }
 
-// linkLayerFindings holds each rail port to the link layer the baseline
-// expects: a VPI port flipped to Ethernet on an InfiniBand fabric, or the
-// reverse, never joins the fabric (claudebarthels/infinity#5,
-// NVIDIA/nccl#958). A port whose link layer sysfs does not say is a note.
-func linkLayerFindings(rails []node.NIC, want, profile string) (bad, notes []string) {
-	mode := map[string]string{baseline.LinkInfiniBand: "1", baseline.LinkEthernet: "2"}[want]
-	for _, n := range rails {
-		for _, p := range n.Ports {
-			switch {
-			case p.LinkLayer == "":
-				notes = append(notes, fmt.Sprintf("%s: sysfs gives no link layer", portName(n, p)))
-			case p.LinkLayer != want:
-				bad = append(bad, fmt.Sprintf("%s runs %s; baseline %s expects %s: set the HCA's port type back (mlxconfig -d %s set LINK_TYPE_P%d=%s, 1 InfiniBand, 2 Ethernet) and reboot or mlxfwreset; if this fabric is %s by design, give a baseline with nic.link_layer: %s (--baseline-dir)",
-					portName(n, p), p.LinkLayer, profile, want, n.BusID, p.Port, mode, p.LinkLayer, p.LinkLayer))
-			}
-		}
-	}
-	return bad, notes
-}
-
 // roceRails are the rail ports in Ethernet mode (RoCE), each with its NIC.
 func roceRails(rails []node.NIC) (nics []node.NIC, ports []node.NICPort) {
 	for _, n := range rails {

@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -89,14 +90,38 @@ func TestMTUFindingsNameTheLowRailAndWarnWhenAllAreLow(t *testing.T) {
 	}
 }
 
-func TestLinkLayerFindingsNameThePortAndTheFix(t *testing.T) {
-	ib := node.NIC{Name: "mlx5_0", BusID: "0000:18:00.0", Ports: []node.NICPort{{Port: 1, LinkLayer: "InfiniBand"}}}
-	eth := node.NIC{Name: "mlx5_3", BusID: "0000:9a:00.0", Ports: []node.NICPort{{Port: 1, LinkLayer: "Ethernet"}}}
-	bad, _ := linkLayerFindings([]node.NIC{ib, eth}, "InfiniBand", "h100x8-ndr")
-	if len(bad) != 1 || !strings.HasPrefix(bad[0], "mlx5_3 port 1 runs Ethernet; baseline h100x8-ndr expects InfiniBand") || !strings.Contains(bad[0], "mlxconfig -d 0000:9a:00.0 set LINK_TYPE_P1=1") {
-		t.Errorf("an Ethernet port on an InfiniBand profile: %q", bad)
+func TestLinkLayerFindingsNameTheOddPortTheMajorityAndTheFix(t *testing.T) {
+	nic := func(name, bus, layer string) node.NIC {
+		return node.NIC{Name: name, BusID: bus, Ports: []node.NICPort{{Port: 1, LinkLayer: layer, NetDev: "ib" + name}}}
 	}
-	if bad, _ := linkLayerFindings([]node.NIC{ib, eth}, "Ethernet", "x-roce"); len(bad) != 1 || !strings.Contains(bad[0], "LINK_TYPE_P1=2") {
-		t.Errorf("an InfiniBand port on a RoCE profile: %q", bad)
+	ib := func(i int) node.NIC {
+		return nic(fmt.Sprintf("mlx5_%d", i), fmt.Sprintf("0000:%02x:00.0", 0x18+i), "InfiniBand")
+	}
+	eth := func(i int) node.NIC {
+		return nic(fmt.Sprintf("mlx5_%d", i), fmt.Sprintf("0000:%02x:00.0", 0x18+i), "Ethernet")
+	}
+
+	bad, _, known := linkLayerFindings([]node.NIC{ib(0), ib(1), ib(2), eth(3)})
+	if len(bad) != 1 || known != 4 || !strings.HasPrefix(bad[0], "mlx5_3 port 1 (ibmlx5_3) runs Ethernet, 3 of the node's 4 rail ports InfiniBand") ||
+		!strings.Contains(bad[0], "mlxconfig -d 0000:1b:00.0 set LINK_TYPE_P1=1") || !strings.Contains(bad[0], "mlxfwreset -d 0000:1b:00.0 reset") {
+		t.Errorf("one port flipped to Ethernet: %q", bad)
+	}
+	bad, _, _ = linkLayerFindings([]node.NIC{eth(0), ib(1), eth(2)})
+	if len(bad) != 1 || !strings.HasPrefix(bad[0], "mlx5_1 port 1 (ibmlx5_1) runs InfiniBand, 2 of the node's 3 rail ports Ethernet") || !strings.Contains(bad[0], "LINK_TYPE_P1=2") {
+		t.Errorf("one port flipped to InfiniBand among RoCE rails: %q", bad)
+	}
+	bad, _, _ = linkLayerFindings([]node.NIC{ib(0), eth(1), ib(2), eth(3)})
+	if want := "the rail ports split evenly between link layers: Ethernet on mlx5_1 port 1 (ibmlx5_1), mlx5_3 port 1 (ibmlx5_3); InfiniBand on mlx5_0 port 1 (ibmlx5_0), mlx5_2 port 1 (ibmlx5_2)"; len(bad) != 1 || !strings.HasPrefix(bad[0], want) {
+		t.Errorf("an even split: %q, want %q", bad, want)
+	}
+	// A whole node on either link layer passes: profiles match by it.
+	for _, rails := range [][]node.NIC{{ib(0), ib(1)}, {eth(0), eth(1)}} {
+		if bad, notes, _ := linkLayerFindings(rails); len(bad) != 0 || len(notes) != 1 || !strings.HasPrefix(notes[0], "all 2 rail ports on ") {
+			t.Errorf("%s rails: findings %q, notes %q", rails[0].Ports[0].LinkLayer, bad, notes)
+		}
+	}
+	unknown := nic("mlx5_9", "", "")
+	if bad, notes, known := linkLayerFindings([]node.NIC{ib(0), unknown}); len(bad) != 0 || known != 1 || notes[0] != "mlx5_9 port 1 (ibmlx5_9): sysfs gives no link layer" {
+		t.Errorf("a port sysfs names no link layer of: %q %q %d", bad, notes, known)
 	}
 }
