@@ -223,6 +223,8 @@ var _ = suites.Describe("topology", func() {
 		}
 	})
 
+	pcieSpecs()
+
 	It("matches the expected inventory", func() {
 		if cfg.Expect == nil {
 			suites.NotApplicable("no expected inventory given (--expect)")
