@@ -138,7 +138,7 @@ func peerACSFindings(ev *node.Evidence) (bad []string, pairs int) {
 		if len(ps) > 1 {
 			more = fmt.Sprintf(" and %d more GPU pair(s)", len(ps)-1)
 		}
-		bad = append(bad, fmt.Sprintf("bridge %s between %s%s has ACS %s (ACSCtl %#06x); expected no P2P redirect: PCIe peer traffic goes up to the root complex and NCCL hangs or slows (%s); disable ACS in the BIOS or boot with pci=noacs, or clear it now with setpci -s %s ECAP_ACS+6.w=0000 (lost at reboot)",
+		bad = append(bad, fmt.Sprintf("bridge %s between %s%s has ACS %s (ACSCtl %#04x); expected no P2P redirect: PCIe peer traffic goes up to the root complex and NCCL hangs or slows (%s); disable ACS in the BIOS or boot with pci=noacs, or clear it now with setpci -s %s ECAP_ACS+6.w=0000 (lost at reboot)",
 			b, ps[0], more, redirects(acs[b]), acs[b].Control, peerACSSource, b))
 	}
 	return bad, pairs
@@ -279,7 +279,7 @@ func atsFindings(ev *node.Evidence) (warns, notes []string) {
 		name := deviceName(ev, d)
 		switch {
 		case c.ATS != nil && !c.ATS.Enabled:
-			warns = append(warns, fmt.Sprintf("%s has ATS disabled (ATSCtl %#06x) in this VM (%s): GPUDirect RDMA traffic is translated by the host's IOMMU at the root complex and runs at a fraction of its speed; enable ATS on the host (mlxconfig -d <device> set ATS_ENABLED=true for the NIC, then reboot the host) and set ACS on its PCIe switches and root ports to allow ATS, as NVIDIA AI Enterprise's VM guidance says (%s)",
+			warns = append(warns, fmt.Sprintf("%s has ATS disabled (ATSCtl %#04x) in this VM (%s): GPUDirect RDMA traffic is translated by the host's IOMMU at the root complex and runs at a fraction of its speed; enable ATS on the host (mlxconfig -d <device> set ATS_ENABLED=true for the NIC, then reboot the host) and set ACS on its PCIe switches and root ports to allow ATS, as NVIDIA AI Enterprise's VM guidance says (%s)",
 				name, c.ATS.Control, strings.Join(ev.PCIe.Platform.VMSigns, ", "), nvaieVMGuide))
 		case c.ATS == nil && d.Role == node.RoleNIC && !c.Extended:
 			notes = append(notes, fmt.Sprintf("%s: this VM shows only 256 bytes of its config space (no PCIe extended configuration), so ATS cannot be read; check ATS_ENABLED on the host with mlxconfig (%s)", name, nvaieVMGuide))
