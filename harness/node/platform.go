@@ -129,4 +129,3 @@ func cpuinfoFields(block string) map[string]string {
 	}
 	return kv
 }
-

@@ -6,18 +6,15 @@ import (
 	"slices"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
 
 // Sources the PCIe specs cite.
 const (
-	nvaieVMGuide   = "https://docs.nvidia.com/ai-enterprise/planning-resource/optimizing-vm-configuration-ai-inference/latest/appendix.html"
-	mellanoxPCIe   = "Mellanox DOC-2496, Understanding PCIe Configuration for Maximum Performance"
-	peerACSSource  = "NVIDIA/nccl#2079"
+	nvaieVMGuide  = "https://docs.nvidia.com/ai-enterprise/planning-resource/optimizing-vm-configuration-ai-inference/latest/appendix.html"
+	mellanoxPCIe  = "Mellanox DOC-2496, Understanding PCIe Configuration for Maximum Performance"
+	peerACSSource = "NVIDIA/nccl#2079"
 )
 
 // correctableAERWarn is how many correctable errors since boot make a
@@ -26,87 +23,8 @@ const (
 const correctableAERWarn = 1000
 
 // nicReadRequest is the Max Read Request a NIC reading GPU memory
-// should use (Mellanox DOC-2496; Mellanox/ngc_multinode_perf sets it).
+// should use (Mellanox DOC-2496).
 const nicReadRequest = 4096
-
-// pcieSpecs declares the PCIe specs of the topology suite: ACS between
-// GPUs (#7 of docs/field-causes.md), AER errors (#15), device control
-// (#14) and ATS in VMs (#13).
-func pcieSpecs() {
-	// ACS redirect between two GPUs that do PCIe peer-to-peer sends
-	// their traffic up to the root complex: intra-node NCCL hangs or
-	// slows (NVIDIA/nccl#2079, ACSCtl 0x001d on AMD GPP bridges;
-	// NVIDIA/nccl#606).
-	It("has no ACS redirect on the path between two GPUs that talk over PCIe", func() {
-		ev := suites.Evidence()
-		suites.SkipWithout(node.SourceNVML, "which GPUs talk over PCIe rather than NVLink is known only to NVML")
-		if p, ok := ev.Problem("acs"); ok {
-			suites.CannotRun("ACS could not be read: " + p.Message)
-		}
-		bad, pairs := peerACSFindings(ev)
-		if pairs == 0 {
-			suites.NotApplicable("no two GPUs do peer-to-peer over PCIe here (NVLink joins them, or NVML reports no P2P between them)")
-		}
-		Expect(bad).To(suites.HaveNoFindings())
-	})
-
-	// AER statistics since boot (Linux 4.19+,
-	// Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats): an
-	// uncorrectable error fails, a flood of correctable ones warns.
-	It("has no PCIe AER errors on the GPUs, NICs and bridges above them", func() {
-		ev := suites.Evidence()
-		bad, warns, notes, unreadable, judged := aerFindings(ev)
-		if len(unreadable) > 0 {
-			suites.CannotRun("AER statistics could not be read: " + strings.Join(unreadable, "; "))
-		}
-		if judged == 0 {
-			suites.NotApplicable("no GPU, NIC or bridge above them has AER statistics (aer_dev_* in sysfs): a kernel before 4.19 or without CONFIG_PCIEAER, functions without the AER capability, or a recording made before gdrcheck read them; AER errors were not checked")
-		}
-		for _, n := range notes {
-			suites.Note("%s", n)
-		}
-		for _, w := range warns {
-			suites.Warn("%s", w)
-		}
-		Expect(bad).To(suites.HaveNoFindings())
-	})
-
-	// Slows, never breaks: warnings only.
-	It("sets PCIe payload, read request and relaxed ordering for full GPUDirect speed", func() {
-		ev := suites.Evidence()
-		if why := unreadableControl(ev, false); why != "" {
-			suites.CannotRun(why)
-		}
-		warns, notes := deviceControlFindings(ev)
-		for _, n := range notes {
-			suites.Note("%s", n)
-		}
-		for _, w := range warns {
-			suites.Warn("%s", w)
-		}
-	})
-
-	It("has ATS enabled on the NICs and GPUs of a virtual machine", func() {
-		ev := suites.Evidence()
-		p := ev.PCIe.Platform
-		if !p.VM() {
-			suites.NotApplicable(fmt.Sprintf("not a virtual machine (no hypervisor sign in %s): ATS matters for GPUDirect RDMA only in VMs", strings.Join(p.Looked, ", ")))
-		}
-		if len(ev.NICs) == 0 {
-			suites.NotApplicable("no RDMA NICs in this VM: no GPUDirect RDMA to need ATS")
-		}
-		if why := unreadableControl(ev, true); why != "" {
-			suites.CannotRun(why)
-		}
-		warns, notes := atsFindings(ev)
-		for _, n := range notes {
-			suites.Note("%s", n)
-		}
-		for _, w := range warns {
-			suites.Warn("%s", w)
-		}
-	})
-}
 
 // peerACSFindings are the bridges with ACS redirect between two GPUs
 // NVML gives PCIe peer access (P2P OK, no NVLink), one finding per

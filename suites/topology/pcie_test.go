@@ -124,7 +124,9 @@ func TestDeviceControlWarnsWhereItSlowsAndNotesWhereItDoesNot(t *testing.T) {
 }
 
 func TestConfigCutAt64BytesCannotBeJudged(t *testing.T) {
-	cut := func(tr *nodetest.Tree) { tr.SetConfig("0000:1a:00.0", nodetest.PCIeConfig(nodetest.CX7DevCtl, -1)[:64]) }
+	cut := func(tr *nodetest.Tree) {
+		tr.SetConfig("0000:1a:00.0", nodetest.PCIeConfig(nodetest.CX7DevCtl, -1)[:64])
+	}
 	ev := built(t, h100(), cut)
 	why := unreadableControl(ev, true)
 	if !strings.Contains(why, "PCI config space of 0000:1a:00.0 stops at 64 bytes") || !strings.Contains(why, "needs root") {

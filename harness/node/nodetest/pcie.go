@@ -43,7 +43,7 @@ func PCIeConfig(d DevCtl, acsCtl int) []byte {
 	b := make([]byte, 4096)
 	binary.LittleEndian.PutUint16(b[0x06:], 1<<4) // Status: capabilities list
 	b[0x34] = 0x60
-	b[0x60], b[0x61] = 0x10, 0x00               // PCI Express, last
+	b[0x60], b[0x61] = 0x10, 0x00                // PCI Express, last
 	binary.LittleEndian.PutUint16(b[0x62:], 0x2) // version 2
 	binary.LittleEndian.PutUint32(b[0x64:], uint32(code(d.MaxPayloadSupported))|1<<15|1<<28)
 	ctl := code(d.MaxPayload)<<5 | code(d.MaxReadRequest)<<12 | 1<<8 // extended tags
