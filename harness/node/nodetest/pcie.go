@@ -3,7 +3,6 @@ package nodetest
 import (
 	"encoding/binary"
 	"fmt"
-	"sort"
 	"strings"
 )
 
@@ -161,11 +160,4 @@ func withIDs(config []byte, ids [2]uint32) []byte {
 	binary.LittleEndian.PutUint16(cfg[0:], uint16(ids[0]))
 	binary.LittleEndian.PutUint16(cfg[2:], uint16(ids[1]))
 	return cfg
-}
-
-// NICAddresses are the PCI functions of the tree's RDMA NICs, sorted.
-func (t *Tree) NICAddresses() []string {
-	out := append([]string(nil), t.nics...)
-	sort.Strings(out)
-	return out
 }

@@ -45,7 +45,6 @@ type Tree struct {
 
 	devs   map[string]string // PCI address -> directory relative to sys/devices
 	ids    map[string][2]uint32
-	nics   []string
 	numa   map[string]int
 	cpus   map[string]string
 	groups int
@@ -236,7 +235,6 @@ func (t *Tree) AddNIC(parent, addr string, n NIC) {
 	if base == "" {
 		return
 	}
-	t.nics = append(t.nics, addr)
 	ib := base + "/infiniband/" + n.IBDev
 	t.write(ib+"/fw_ver", n.FWVer+"\n")
 	t.write(ib+"/hca_type", n.HCAType+"\n")
