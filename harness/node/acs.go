@@ -45,10 +45,9 @@ var configSpaceLimit = bounded.Limit{Bytes: 4 << 10, What: "a PCI config space",
 // bus/pci/devices/<addr>/config. A bridge without the capability returns
 // ErrAbsent.
 func (h Host) BridgeACS(addr string) (ACS, error) {
-	path := h.sys("bus", "pci", "devices", addr, "config")
-	b, err := bounded.ReadFile(path, configSpaceLimit)
+	b, path, err := h.configSpace(addr)
 	if err != nil {
-		return ACS{}, fmt.Errorf("reading %q: %w", path, err)
+		return ACS{}, err
 	}
 	a, err := parseACS(b)
 	if err != nil {
@@ -58,9 +57,17 @@ func (h Host) BridgeACS(addr string) (ACS, error) {
 	return a, nil
 }
 
-// parseACS walks the PCIe extended capability list (PCIe base spec 7.6.3):
-// each header holds the capability ID in bits 0-15 and the next offset in
-// bits 20-31; ACS control is the 16-bit word at +6.
+// configSpace reads bus/pci/devices/<addr>/config, and says where.
+func (h Host) configSpace(addr string) ([]byte, string, error) {
+	path := h.sys("bus", "pci", "devices", addr, "config")
+	b, err := bounded.ReadFile(path, configSpaceLimit)
+	if err != nil {
+		return nil, path, fmt.Errorf("reading %q: %w", path, err)
+	}
+	return b, path, nil
+}
+
+// parseACS finds the ACS capability; ACS control is the 16-bit word at +6.
 func parseACS(config []byte) (ACS, error) {
 	if len(config) <= pcieExtCapStart {
 		if len(config) <= configSpaceBase {
@@ -68,26 +75,40 @@ func parseACS(config []byte) (ACS, error) {
 		}
 		return ACS{}, fmt.Errorf("ACS capability: %w", ErrAbsent)
 	}
+	off, ok := extCap(config, pcieExtCapACS)
+	if !ok {
+		return ACS{}, fmt.Errorf("ACS capability: %w", ErrAbsent)
+	}
+	ctl := binary.LittleEndian.Uint16(config[off+6:])
+	return ACS{
+		SourceValidation:   ctl&(1<<0) != 0,
+		TranslationBlock:   ctl&(1<<1) != 0,
+		RequestRedirect:    ctl&(1<<2) != 0,
+		CompletionRedirect: ctl&(1<<3) != 0,
+		UpstreamForwarding: ctl&(1<<4) != 0,
+		EgressControl:      ctl&(1<<5) != 0,
+		DirectTranslated:   ctl&(1<<6) != 0,
+		Control:            ctl,
+	}, nil
+}
+
+// extCap walks the PCIe extended capability list (PCIe base spec 7.6.3)
+// for a capability ID: each header holds the ID in bits 0-15 and the next
+// offset in bits 20-31. It returns the header's offset, with at least 8
+// bytes of the capability inside config. A hypervisor hides a capability
+// by zeroing its ID and keeping the link, so a zero ID does not end the
+// walk; an all-zero or all-ones header does.
+func extCap(config []byte, id uint16) (int, bool) {
 	off := pcieExtCapStart
 	for seen := 0; off >= pcieExtCapStart && off+8 <= len(config) && seen < 256; seen++ {
 		hdr := binary.LittleEndian.Uint32(config[off:])
 		if hdr == 0 || hdr == 0xffffffff {
 			break
 		}
-		if hdr&0xffff == pcieExtCapACS {
-			ctl := binary.LittleEndian.Uint16(config[off+6:])
-			return ACS{
-				SourceValidation:   ctl&(1<<0) != 0,
-				TranslationBlock:   ctl&(1<<1) != 0,
-				RequestRedirect:    ctl&(1<<2) != 0,
-				CompletionRedirect: ctl&(1<<3) != 0,
-				UpstreamForwarding: ctl&(1<<4) != 0,
-				EgressControl:      ctl&(1<<5) != 0,
-				DirectTranslated:   ctl&(1<<6) != 0,
-				Control:            ctl,
-			}, nil
+		if uint16(hdr&0xffff) == id {
+			return off, true
 		}
 		off = int(hdr >> 20)
 	}
-	return ACS{}, fmt.Errorf("ACS capability: %w", ErrAbsent)
+	return 0, false
 }

@@ -22,7 +22,8 @@ type Evidence struct {
 	NICs     []NIC       `json:"nics"`
 	Paths    []Path      `json:"paths"`     // every GPU <-> NIC pair
 	GPUPairs []GPUPair   `json:"gpu_pairs"` // every GPU <-> GPU pair, from NVML
-	ACS      []ACS       `json:"acs"`       // bridges on GPU <-> preferred NIC paths
+	ACS      []ACS       `json:"acs"`       // bridges on GPU <-> preferred NIC and GPU <-> GPU paths
+	PCIe     PCIeFacts   `json:"pcie"`      // device control, AER, peer paths, platform (pcie.go)
 	IOMMU    IOMMU       `json:"iommu"`
 	Kernel   KernelFacts `json:"kernel"`
 	// CPUCores are the node's cores in hwloc's logical order (Slurm's
@@ -288,6 +289,7 @@ func Collect(h Host, src Sources) *Evidence {
 	}
 
 	e.Paths = paths(e.GPUs, e.NICs, pci)
+	e.collectPCIe(h, pci)
 	e.collectACS(h, pci)
 	e.collectIOMMU(h)
 	if e.Kernel, err = h.Kernel(); err != nil {
@@ -479,21 +481,26 @@ func closer(a, b Path, taken map[string]int) bool {
 	return a.NIC < b.NIC
 }
 
-// collectACS reads ACS on every bridge of every preferred path, once per
-// bridge.
+// collectACS reads ACS on every bridge of every preferred path and of
+// every GPU peer path, once per bridge.
 func (e *Evidence) collectACS(h Host, pci map[string]PCIDevice) {
 	done := map[string]bool{}
 	var bridges []string
-	for _, p := range e.Paths {
-		if !p.Preferred {
-			continue
-		}
-		for _, b := range p.Bridges {
+	add := func(bs []string) {
+		for _, b := range bs {
 			if !done[b] {
 				done[b] = true
 				bridges = append(bridges, b)
 			}
 		}
+	}
+	for _, p := range e.Paths {
+		if p.Preferred {
+			add(p.Bridges)
+		}
+	}
+	for _, p := range e.PCIe.PeerPaths {
+		add(p.Bridges)
 	}
 	sort.Strings(bridges)
 	for _, b := range bridges {

@@ -20,6 +20,7 @@ var pciAttrs = []string{
 	"class", "vendor", "device", "subsystem_vendor", "subsystem_device", "revision",
 	"numa_node", "local_cpulist", "local_cpus", "current_link_speed", "current_link_width",
 	"max_link_speed", "max_link_width", "config", "iommu_group", "driver",
+	"aer_dev_correctable", "aer_dev_nonfatal", "aer_dev_fatal",
 }
 
 // SnapshotMeta is gdrcheck/snapshot.json: when and by what a recording was
@@ -98,6 +99,14 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 		s.file("proc/" + f)
 	}
 	s.glob("proc/driver/nvidia/gpus/*/information")
+	// What tells a VM and the CPU model (platform.go): DMI's vendor and
+	// product, not its serial numbers, and the first CPU's cpuinfo.
+	s.file("sys/class/dmi/id/sys_vendor")
+	s.file("sys/class/dmi/id/product_name")
+	s.file("sys/hypervisor/type")
+	if block, err := h.firstCPUInfo(); err == nil {
+		s.writeFile("proc/cpuinfo", []byte(block), 0o644)
+	}
 	// Each CPU's package and core: the core indexes of gres.conf.
 	s.glob("sys/devices/system/cpu/cpu*/topology/physical_package_id")
 	s.glob("sys/devices/system/cpu/cpu*/topology/core_id")

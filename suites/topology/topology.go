@@ -241,6 +241,82 @@ var _ = suites.Describe("topology", func() {
 		}
 	})
 
+	// The PCIe specs (pcie.go), causes #7, #15, #14 and #13 of
+	// docs/field-causes.md. ACS redirect between two GPUs that do PCIe
+	// peer-to-peer sends their traffic up to the root complex:
+	// intra-node NCCL hangs or slows (NVIDIA/nccl#2079, ACSCtl 0x001d
+	// on AMD GPP bridges; NVIDIA/nccl#606).
+	It("has no ACS redirect on the path between two GPUs that talk over PCIe", func() {
+		suites.SkipWithout(node.SourceNVML, "which GPUs talk over PCIe rather than NVLink is known only to NVML")
+		if p, ok := ev.Problem("acs"); ok {
+			suites.CannotRun("ACS could not be read: " + p.Message)
+		}
+		bad, pairs := peerACSFindings(ev)
+		if pairs == 0 {
+			suites.NotApplicable("no two GPUs do peer-to-peer over PCIe here (NVLink joins them, or NVML reports no P2P between them)")
+		}
+		Expect(bad).To(suites.HaveNoFindings())
+	})
+
+	// AER statistics since boot (Linux 4.19+,
+	// Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats): an
+	// uncorrectable error fails, a flood of correctable ones warns.
+	It("has no PCIe AER errors on the GPUs, NICs and bridges above them", func() {
+		bad, warns, notes, unreadable, judged := aerFindings(ev)
+		if len(unreadable) > 0 {
+			suites.CannotRun("AER statistics could not be read: " + strings.Join(unreadable, "; "))
+		}
+		if judged == 0 {
+			suites.NotApplicable("no GPU, NIC or bridge above them has AER statistics (aer_dev_* in sysfs): a kernel before 4.19 or without CONFIG_PCIEAER, functions without the AER capability, or a recording made before gdrcheck read them; AER errors were not checked")
+		}
+		for _, n := range notes {
+			suites.Note("%s", n)
+		}
+		for _, w := range warns {
+			suites.Warn("%s", w)
+		}
+		Expect(bad).To(suites.HaveNoFindings())
+	})
+
+	// Payload and read request sizes and relaxed ordering slow GPUDirect,
+	// never break it: warnings only (Mellanox DOC-2496,
+	// openucx/ucx#10955).
+	It("sets PCIe payload, read request and relaxed ordering for full GPUDirect speed", func() {
+		if why := unreadableControl(ev, false); why != "" {
+			suites.CannotRun(why)
+		}
+		warns, notes := deviceControlFindings(ev)
+		for _, n := range notes {
+			suites.Note("%s", n)
+		}
+		for _, w := range warns {
+			suites.Warn("%s", w)
+		}
+	})
+
+	// In a VM, GPUDirect RDMA runs at full speed only with ATS on
+	// (NVIDIA AI Enterprise's VM guidance, NVIDIA/nccl-tests#156); it
+	// slows, so a warning.
+	It("has ATS enabled on the NICs and GPUs of a virtual machine", func() {
+		p := ev.PCIe.Platform
+		if !p.VM() {
+			suites.NotApplicable(fmt.Sprintf("not a virtual machine (no hypervisor sign in %s): ATS matters for GPUDirect RDMA only in VMs", strings.Join(p.Looked, ", ")))
+		}
+		if len(ev.NICs) == 0 {
+			suites.NotApplicable("no RDMA NICs in this VM: no GPUDirect RDMA to need ATS")
+		}
+		if why := unreadableControl(ev, true); why != "" {
+			suites.CannotRun(why)
+		}
+		warns, notes := atsFindings(ev)
+		for _, n := range notes {
+			suites.Note("%s", n)
+		}
+		for _, w := range warns {
+			suites.Warn("%s", w)
+		}
+	})
+
 	It("matches the expected inventory", func() {
 		if cfg.Expect == nil {
 			suites.NotApplicable("no expected inventory given (--expect)")

@@ -17,7 +17,26 @@ type h100x8 struct {
 	proprietary       bool
 	peermem           string // "", "registered", "unregistered", "doca"
 	nccl              string // libnccl.so.2 version installed; "" none
+	aerFatalGPU       int    // -1: none
+	nicReadRequest    [2]int // NIC index, its Max Read Request; 0 bytes: as healthy
+	vm                bool
+	nicATS            int // ATSNone, ATSOff, ATSOn
 }
+
+// AERFatal gives one GPU a fatal uncorrectable AER error since boot (a
+// Surprise Down, the link lost), as a marginal riser leaves it.
+func AERFatal(gpu int) Variant { return func(c *h100x8) { c.aerFatalGPU = gpu } }
+
+// NICReadRequest sets one NIC's Max Read Request (bytes), as firmware
+// leaves it when nothing raises it (512 is the PCIe reset value).
+func NICReadRequest(nic, bytes int) Variant {
+	return func(c *h100x8) { c.nicReadRequest = [2]int{nic, bytes} }
+}
+
+// InVM makes the node a QEMU/KVM guest with the host's GPUs and NICs
+// passed through (its PCIe switches emulated as well), every NIC's ATS
+// capability in state ats (ATSNone, ATSOff, ATSOn).
+func InVM(ats int) Variant { return func(c *h100x8) { c.vm, c.nicATS = true, ats } }
 
 // ProprietaryDriver runs the closed NVIDIA kernel modules: no dma-buf
 // export (attribute 124 = 0), so GPUDirect needs nvidia_peermem.
@@ -55,7 +74,7 @@ func IOMMU(domainType string) Variant { return func(c *h100x8) { c.iommu = domai
 // four PCIe switches, each holding two GPUs and two NICs (PIX), two switches
 // per socket on separate root complexes (NODE), two sockets (SYS).
 func H100x8(dir string, vs ...Variant) (*Tree, error) {
-	c := h100x8{downtrainedGPU: -1}
+	c := h100x8{downtrainedGPU: -1, aerFatalGPU: -1}
 	for _, v := range vs {
 		v(&c)
 	}
@@ -68,6 +87,10 @@ func H100x8(dir string, vs ...Variant) (*Tree, error) {
 	hbs := []string{"pci0000:15", "pci0000:35", "pci0000:95", "pci0000:b5"}
 	// Two 56-core sockets with SMT (Xeon Platinum 8480+).
 	t.CPUs(2, 56, 2)
+	t.CPUInfo("GenuineIntel", 6, 143, "Intel(R) Xeon(R) Platinum 8480+", c.vm)
+	if c.vm {
+		t.VMIdentity()
+	}
 	cpus := []string{"0-55,112-167", "56-111,168-223"}
 	var gpus []string
 	var nicParents []string
@@ -109,6 +132,10 @@ func H100x8(dir string, vs ...Variant) (*Tree, error) {
 		fmt.Sscanf(pe, "%s %s", &dsp, &ep)
 		n := CX7(fmt.Sprintf("mlx5_%d", i), "")
 		n.NetDev = fmt.Sprintf("ibp%ds0", 0x18+i)
+		n.DevCtl.ATS = c.nicATS
+		if c.nicReadRequest[1] > 0 && c.nicReadRequest[0] == i {
+			n.DevCtl.MaxReadRequest = c.nicReadRequest[1]
+		}
 		if c.nicsOnOtherSocket && i >= 4 {
 			// Mis-slotted: each NIC sits in a root port of socket 0.
 			k := i - 4
@@ -133,6 +160,9 @@ func H100x8(dir string, vs ...Variant) (*Tree, error) {
 		}
 	}
 	t.GPUDirect = gpudirect(c, gpus)
+	if c.aerFatalGPU >= 0 {
+		t.SetAER(gpus[c.aerFatalGPU], "fatal", map[string]uint64{"SDES": 1})
+	}
 	switch c.peermem {
 	case "registered":
 		t.Peermem, t.PeermemRegistered, t.MOFED = true, true, "24.10-1.1.4"
@@ -271,6 +301,7 @@ func RTX6000Ada2(dir string) (*Tree, error) {
 	t.Proprietary = true
 	t.Driver = "550.127.05"
 	t.CPUs(1, 32, 2) // Threadripper PRO 32 cores
+	t.CPUInfo("AuthenticAMD", 25, 8, "AMD Ryzen Threadripper PRO 5975WX 32-Cores", false)
 	t.HostBridge("pci0000:00", 0, "0-63")
 	t.Bridge("pci0000:00", "0000:00:01.0", 0)
 	t.Bridge("0000:00:01.0", "0000:01:00.0", -1)

@@ -25,6 +25,7 @@ func L40S8(dir string) (*Tree, error) {
 	t.NVML = rec
 	var gpus []string
 	t.CPUs(1, 64, 2) // EPYC 9554: 64 cores with SMT
+	t.CPUInfo("AuthenticAMD", 25, 17, "AMD EPYC 9554 64-Core Processor", false)
 	for rc, hb := range []string{"pci0000:10", "pci0000:90"} {
 		t.HostBridge(hb, 0, "0-127")
 		base := 0x10 + 0x80*rc
@@ -153,4 +154,39 @@ func railRegistrations(gpus []string, nicOf func(int) int, nics int) *node.GPUDi
 			node.Registration{GPU: bus, NIC: nic, Path: node.PathPeermem, Error: "ibv_reg_mr: Bad address (errno 14)"})
 	}
 	return rec
+}
+
+// PCIeWorkstation builds the box of NVIDIA/nccl#2079: 2 x RTX 6000 Ada
+// on an AMD Threadripper PRO, each GPU behind its own GPP bridge (a root
+// port) of one root complex (PHB), no NVLink, no RDMA NIC. NVML reports
+// PCIe P2P between them, so NCCL moves intra-node traffic over it. acsCtl
+// is the ACS control of both GPP bridges: 0 is healthy; 0x1d (SrcValid,
+// ReqRedir, CmpltRedir, UpstreamFwd), as that board's firmware left it,
+// redirects the peer traffic to the root complex and NCCL deadlocks.
+func PCIeWorkstation(acsCtl int) func(dir string) (*Tree, error) {
+	return func(dir string) (*Tree, error) {
+		t := New(dir)
+		t.Hostname = "ws-node"
+		t.CPUs(1, 32, 2)
+		t.CPUInfo("AuthenticAMD", 25, 8, "AMD Ryzen Threadripper PRO 5975WX 32-Cores", false)
+		t.HostBridge("pci0000:40", 0, "0-63")
+		rec := &node.NVMLRecording{NVMLFacts: node.NVMLFacts{DriverVersion: "580.95.05", NVMLVersion: "13.580.95.05", CUDADriverVersion: 13000}}
+		var gpus []string
+		for i, gpp := range []string{"0000:40:01.1", "0000:40:03.1"} {
+			bus := fmt.Sprintf("0000:%02x:00.0", 0x41+i)
+			t.Bridge("pci0000:40", gpp, acsCtl)
+			t.GPU(gpp, bus, 0x26b1, Gen4x16)
+			ps := 0
+			rec.GPUs = append(rec.GPUs, node.GPU{
+				Index: i, Minor: &i, Name: "NVIDIA RTX 6000 Ada Generation", UUID: fmt.Sprintf("GPU-2c1e0f3e-0000-4000-8000-00000000010%d", i),
+				BusID: bus, PCIDeviceID: "0x26b1", MemoryMiB: 49140, NUMANode: -1,
+				PCIe: node.GPUPCIe{CurGen: 4, MaxGen: 4, CurWidth: 16, MaxWidth: 16},
+				BAR1: &node.BAR1{TotalMiB: 65536, UsedMiB: 2, FreeMiB: 65534}, PerfState: &ps, Source: "nvml",
+			})
+			gpus = append(gpus, bus)
+		}
+		rec.Pairs = []node.GPUPair{{A: gpus[0], B: gpus[1], Ancestor: "HOSTBRIDGE", P2PRead: "OK", P2PWrite: "OK", NVLink: "NOT_SUPPORTED"}}
+		t.NVML = rec
+		return t, t.Finish()
+	}
 }

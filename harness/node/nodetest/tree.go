@@ -6,7 +6,6 @@
 package nodetest
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -48,6 +47,7 @@ type Tree struct {
 	GDRCopy bool
 
 	devs   map[string]string // PCI address -> directory relative to sys/devices
+	ids    map[string][2]uint32
 	numa   map[string]int
 	cpus   map[string]string
 	groups int
@@ -83,6 +83,7 @@ func New(dir string) *Tree {
 		Driver:   "580.95.05",
 		Arch:     "x86_64",
 		devs:     map[string]string{},
+		ids:      map[string][2]uint32{},
 		numa:     map[string]int{},
 		cpus:     map[string]string{},
 		uuids:    map[string]string{},
@@ -146,13 +147,7 @@ var Gen5x16 = Link{32, 32, 16, 16}
 // is the ACS control register; a negative value gives the bridge no ACS
 // capability.
 func (t *Tree) Bridge(parent, addr string, acsCtl int) {
-	// Config space is cut after the capability: a fixture does not need
-	// 4 KiB of zeros per bridge.
-	cfg := make([]byte, 0x110)
-	if acsCtl >= 0 {
-		cfg = ACSConfig(uint16(acsCtl))[:0x110]
-	}
-	t.device(parent, addr, 0x8086, 0x1234, 0x060400, Gen5x16, cfg)
+	t.device(parent, addr, 0x8086, 0x1234, 0x060400, Gen5x16, PCIeConfig(BridgeDevCtl, acsCtl))
 }
 
 // device adds a PCI function with the attributes procfs requires.
@@ -164,6 +159,7 @@ func (t *Tree) device(parent, addr string, vendor, device, class uint32, l Link,
 	}
 	dir := pdir + "/" + addr
 	t.devs[addr] = dir
+	t.ids[addr] = [2]uint32{vendor, device}
 	t.numa[addr] = t.numa[parent]
 	t.cpus[addr] = t.cpus[parent]
 	base := "sys/devices/" + dir
@@ -182,11 +178,9 @@ func (t *Tree) device(parent, addr string, vendor, device, class uint32, l Link,
 		t.write(base+"/max_link_width", fmt.Sprintf("%d\n", l.MaxWidth))
 	}
 	if config != nil {
-		cfg := append([]byte(nil), config...)
-		binary.LittleEndian.PutUint16(cfg[0:], uint16(vendor))
-		binary.LittleEndian.PutUint16(cfg[2:], uint16(device))
-		t.write(base+"/config", string(cfg))
+		t.write(base+"/config", string(withIDs(config, t.ids[addr])))
 	}
+	t.aer(base)
 	rel := "sys/bus/pci/devices/" + addr
 	t.link(rel, relTo(rel, "sys/devices/"+dir))
 	return base
@@ -199,7 +193,7 @@ func (t *Tree) GPU(parent, addr string, deviceID uint32, l Link) {
 	if _, ok := gpuModels[deviceID]; !ok {
 		t.errs = append(t.errs, fmt.Errorf("GPU %s: device id %#04x has no model name in gpuModels", addr, deviceID))
 	}
-	t.device(parent, addr, 0x10de, deviceID, 0x030200, l, nil)
+	t.device(parent, addr, 0x10de, deviceID, 0x030200, l, PCIeConfig(GPUDevCtl, -1))
 	t.gpus = append(t.gpus, gpuFunc{addr, deviceID})
 }
 
@@ -228,18 +222,19 @@ type NIC struct {
 	State     string // "4: ACTIVE"
 	PhysState string // "5: LinkUp"
 	Rate      string // "400 Gb/sec (4X NDR)"
+	DevCtl    DevCtl // its PCIe device control
 }
 
 // CX7 is a healthy ConnectX-7 NDR port.
 func CX7(ibdev, netdev string) NIC {
 	return NIC{IBDev: ibdev, NetDev: netdev, HCAType: "MT4129", DeviceID: 0x1021, FWVer: "28.39.1002",
-		LinkLayer: "InfiniBand", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "400 Gb/sec (4X NDR)"}
+		LinkLayer: "InfiniBand", State: "4: ACTIVE", PhysState: "5: LinkUp", Rate: "400 Gb/sec (4X NDR)", DevCtl: CX7DevCtl}
 }
 
 // AddNIC adds a Mellanox function with its InfiniBand class device, uverbs
 // node, netdev and one port, laid out as mlx5_core does.
 func (t *Tree) AddNIC(parent, addr string, n NIC) {
-	base := t.device(parent, addr, 0x15b3, n.DeviceID, 0x020700, Gen5x16, nil)
+	base := t.device(parent, addr, 0x15b3, n.DeviceID, 0x020700, Gen5x16, PCIeConfig(n.DevCtl, -1))
 	if base == "" {
 		return
 	}
@@ -431,16 +426,6 @@ func (t *Tree) Addresses() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// ACSConfig is a 4 KiB config space holding one ACS extended capability
-// with the given control register.
-func ACSConfig(ctl uint16) []byte {
-	b := make([]byte, 4096)
-	binary.LittleEndian.PutUint32(b[0x100:], 0x000d|1<<16) // ACS, version 1, last
-	binary.LittleEndian.PutUint16(b[0x104:], 0x5f)         // ACSCap: SV TB RR CR UF DT
-	binary.LittleEndian.PutUint16(b[0x106:], ctl)
-	return b
 }
 
 // ACS control bits (PCIe base spec 7.7.8.3).
