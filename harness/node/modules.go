@@ -66,7 +66,7 @@ var moduleRefusal = regexp.MustCompile(`Lockdown: [^;]{0,64}: unsigned module lo
 // boundElsewhere matches the nvidia driver's probe finding a GPU another
 // driver holds (beclab/Olares#3963: "NVRM: GPU 0000:01:00.0 is already
 // bound to NovaCore.").
-var boundElsewhere = regexp.MustCompile(`NVRM: GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]) is already bound to ([A-Za-z0-9_.-]{1,32})`)
+var boundElsewhere = regexp.MustCompile(`NVRM: GPU ([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]) is already bound to ([A-Za-z0-9_-]{1,32})`)
 
 // taintOnly is the kernel's note that an unsigned module loaded anyway
 // (no lockdown, no sig_enforce): not a failure of the module.
@@ -209,4 +209,13 @@ func (h Host) pciDriver(addr string) string {
 		return ""
 	}
 	return name
+}
+
+// ParseBound reads a line Bound keeps: the GPU and the driver holding it.
+func ParseBound(line string) (gpu, driver string, ok bool) {
+	m := boundElsewhere.FindStringSubmatch(line)
+	if m == nil {
+		return "", "", false
+	}
+	return NormalizeBusID(m[1]), m[2], true
 }

@@ -102,8 +102,10 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 	for _, f := range overrideFiles(home, os.Environ()) {
 		s.file(f)
 	}
-	for _, f := range h.topoRecorded(os.Environ()) {
-		s.file(f)
+	if name, real, ok := h.topoRecorded(os.Environ()); ok {
+		if b, err := readBounded(h.path(real)); err == nil {
+			s.writeFile(name, b, 0o644)
+		}
 	}
 	for _, f := range []string{"sys/kernel/hostname", "sys/kernel/osrelease", "sys/kernel/version", "cmdline", "version", "stat", "meminfo", "devices", "misc", "driver/nvidia/version", "driver/nvidia/params"} {
 		s.file("proc/" + f)

@@ -66,7 +66,8 @@ func (p TopoPlace) device() PCIDevice {
 }
 
 // readTopo reads the topology file name (a host path) under fsys,
-// following its links as a chroot would. What goes wrong is kept in Err:
+// following its links as a chroot would (a mounted host's images link
+// absolutely, which os.Root refuses). What goes wrong is kept in Err:
 // NCCL would fail on it the same way.
 func readTopo(fsys fs.FS, name string) *TopoFile {
 	t := &TopoFile{Path: name}
@@ -110,24 +111,24 @@ func chrootPath(fsys fs.FS, name string) (string, []string, error) {
 	return "", links, fmt.Errorf("%q: more than 8 links", "/"+name)
 }
 
-// topoRecorded are what a snapshot records of the topology file a job
-// here would read (NCCL_TOPO_FILE in env or an NCCL configuration file):
-// the links on the way and the file, relative to the root.
-func (h Host) topoRecorded(env []string) []string {
+// topoRecorded names the topology file a job here would read (NCCL_TOPO_FILE
+// in env or an NCCL configuration file), relative to the root, and the
+// file its links lead to. A snapshot copies the file to the name: a
+// recording keeps no absolute link, and the image's are (Azure:
+// /opt/microsoft/ndv5/topo.xml -> /opt/microsoft/ndv5-topo.xml).
+func (h Host) topoRecorded(env []string) (name, real string, ok bool) {
 	o, err := h.Overrides(env)
 	if err != nil || o.Topo == nil {
-		return nil
+		return "", "", false
 	}
 	fsys, done, err := h.overrideFS()
 	if err != nil {
-		return nil
+		return "", "", false
 	}
 	defer done()
-	final, links, err := chrootPath(fsys, rel(o.Topo.Path))
-	if err != nil {
-		return links
-	}
-	return append(links, final)
+	name = rel(o.Topo.Path)
+	real, _, err = chrootPath(fsys, name)
+	return name, real, err == nil
 }
 
 // topoFrame is an open element of a topology file.

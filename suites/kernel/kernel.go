@@ -38,7 +38,7 @@ var _ = suites.Describe("kernel", func() {
 		for _, w := range v.Warnings {
 			suites.Warn("%s", w)
 		}
-		Expect(v).To(suites.HaveAWorkingMechanism())
+		Expect(v).To(suites.HaveAWorkingMechanism(signingCause(ev.Kernel, missingModule(ev, v))))
 	})
 
 	It("exports the memory of every GPU as a dma-buf", func() {
@@ -153,7 +153,18 @@ var _ = suites.Describe("kernel", func() {
 		if k.Peermem.Loaded && !k.Peermem.Registered {
 			suites.Warn("nvidia_peermem is loaded but not registered with ib_core (no memory_peers/nv_mem)")
 		}
+		for _, l := range k.Load.Refused {
+			suites.Note("kernel log: module signing refused a module (%s): %s", k.Load.SigningState(), l)
+		}
 		suites.Note("nvidia_peermem loaded: %t, registered: %t, nv_peer_mem loaded: %t, MOFED: %s", k.Peermem.Loaded, k.Peermem.Registered, k.NvPeerMem, orReason(k.MOFED))
+		Expect(bad).To(suites.HaveNoFindings())
+	})
+
+	It("has no GPU held by nouveau or nova_core", func() {
+		bad, notes := heldFindings(ev)
+		for _, n := range notes {
+			suites.Note("%s", n)
+		}
 		Expect(bad).To(suites.HaveNoFindings())
 	})
 })
