@@ -51,7 +51,7 @@ func TestWithoutNCCLTestsTheNCCLSuitesAreSkipAndTheRunExits2(t *testing.T) {
 		t.Errorf("kernel is %s", got)
 	}
 	for _, want := range []string{
-		"Skipped: could not run here\n  collectives, negative (10 specs): nccl-tests binary not found: all_reduce_perf on PATH (install",
+		"Skipped: could not run here\n  collectives, negative (11 specs): nccl-tests binary not found: all_reduce_perf on PATH (install",
 		"exit 2: collectives, negative could not run here: nccl-tests binary not found",
 		"Skipped: does not apply here\n",
 	} {

@@ -2,8 +2,10 @@
 // path works on the node, DMA-BUF (the upstream path NCCL prefers) or the
 // legacy nvidia_peermem module, and prove it: a dma-buf export of real GPU
 // memory and, where NICs exist, a registration of that memory with each
-// rail NIC; and that its versions are in no known-bad combination
-// (suites/compat).
+// rail NIC; that its versions are in no known-bad combination
+// (suites/compat); and that nothing keeps the NVIDIA modules off the GPUs:
+// module signing refusing them is named where the mechanism fails for
+// want of one, and nouveau or nova_core holding a GPU fails.
 package kernel
 
 import (

@@ -1,7 +1,10 @@
 // Package topology holds the specs that check a node is wired for
 // GPUDirect RDMA: each GPU near an RDMA NIC on its own NUMA node, links at
-// full width and speed, no ACS redirect or translating IOMMU in the way, and
-// working peer access between NVLink peers.
+// full width and speed, no ACS redirect or translating IOMMU in the way,
+// working peer access between NVLink peers and between GPUs under one PCIe
+// switch, and automatic NUMA balancing off. On a virtual machine a path
+// beyond the limit is named as the VM's flattened tree, or taken from
+// NCCL_TOPO_FILE where it places both ends.
 package topology
 
 import (
