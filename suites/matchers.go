@@ -68,8 +68,9 @@ func MatchInventory(want node.Inventory, file string) types.GomegaMatcher {
 // GPUDirect peer-memory path. Its failure names the first fact that rules
 // out each path: "no GPUDirect peer-memory mechanism works: DMA-BUF: X is
 // Y, need Z; peermem: ...", said to come from the registrations where NICs
-// decided it.
-func HaveAWorkingMechanism() types.GomegaMatcher {
+// decided it. A cause the spec found (module signing refusing
+// nvidia_peermem) follows the facts: "; cause: ...".
+func HaveAWorkingMechanism(cause ...string) types.GomegaMatcher {
 	return sentence[node.MechanismVerdict]{
 		name:  "HaveAWorkingMechanism",
 		match: func(v node.MechanismVerdict) bool { return v.Mechanism != node.MechanismNone },
@@ -79,6 +80,11 @@ func HaveAWorkingMechanism() types.GomegaMatcher {
 			why := fmt.Sprintf("DMA-BUF: %s is %s, need %s; peermem: %s is %s, need %s", d.Name, d.Found, d.Need, p.Name, p.Found, p.Need)
 			if v.DecidedBy == "registration" {
 				why = "no GPU buffer registered with its rail NIC on either path; " + why
+			}
+			for _, c := range cause {
+				if c != "" {
+					why += "; cause: " + c
+				}
 			}
 			return "no GPUDirect peer-memory mechanism works: " + why
 		},

@@ -126,6 +126,10 @@ func TestHaveAWorkingMechanism(t *testing.T) {
 		Peermem: []node.Fact{{Name: "nvidia_peermem", Found: "not loaded", Need: "loaded"}}},
 		suites.HaveAWorkingMechanism(), false,
 		"no GPUDirect peer-memory mechanism works: DMA-BUF: NVIDIA kernel module flavour is proprietary, need open; peermem: nvidia_peermem is not loaded, need loaded")
+	check(t, node.MechanismVerdict{Mechanism: node.MechanismNone, DecidedBy: "compatibility", DMABuf: proprietary,
+		Peermem: []node.Fact{{Name: "nvidia_peermem", Found: "not loaded", Need: "loaded"}}},
+		suites.HaveAWorkingMechanism("nvidia_peermem is not loaded and module signing refused a module", ""), false,
+		"no GPUDirect peer-memory mechanism works: DMA-BUF: NVIDIA kernel module flavour is proprietary, need open; peermem: nvidia_peermem is not loaded, need loaded; cause: nvidia_peermem is not loaded and module signing refused a module")
 }
 
 func TestHaveLibcuda(t *testing.T) {

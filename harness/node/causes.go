@@ -31,6 +31,61 @@ const (
 // not those of the installed driver.
 const reloadModules = "reload them (stop every GPU process, then rmmod nvidia_peermem nvidia_uvm nvidia_drm nvidia_modeset nvidia and modprobe nvidia) or reboot"
 
+// driverNotLoaded is NVML's ERROR_DRIVER_NOT_LOADED where nothing on the
+// node says why; notLoadedBecause names the reason where something does.
+const driverNotLoaded = "the NVIDIA kernel module is not loaded: modprobe nvidia (the kernel log says why it did not load)"
+
+// notListed is why sysfs has GPUs NVML does not list, where their driver
+// links do not say.
+const notListed = "not given to this container or job, bound to another driver, or failed: they are judged from sysfs alone"
+
+// nameDriverCauses rewords the causes of an unloaded nvidia module and of
+// GPUs NVML does not list where the node says why: an in-tree driver
+// holding the GPUs, or module signing refusing the module. One cause,
+// named once, the same the kernel specs give.
+func (e *Evidence) nameDriverCauses() {
+	l := e.Kernel.Load
+	for i := range e.Problems {
+		p := &e.Problems[i]
+		switch {
+		case p.Source == SourceNVML && p.Cause == driverNotLoaded:
+			if held := heldGPUs(e.GPUs); held != "" {
+				p.Cause = "the NVIDIA kernel module is not loaded: " + held
+			} else if h := l.Holder(); h != "" {
+				p.Cause = fmt.Sprintf("the NVIDIA kernel module is not loaded and %s is: it claims NVIDIA GPUs at boot, before nvidia; %s", h, BlacklistFix(h))
+			} else if len(l.Refused) > 0 {
+				p.Cause = fmt.Sprintf("the NVIDIA kernel module is not loaded: module signing refused a module (kernel log: %s); %s", l.Refused[0], SigningFix)
+			} else if l.LockedDown() && !e.Kernel.LogReadable {
+				p.Cause = fmt.Sprintf("the NVIDIA kernel module is not loaded and the kernel refuses unsigned modules (%s): if modprobe nvidia says \"Key was rejected by service\", %s", l.SigningState(), SigningFix)
+			}
+		case p.Source == SourceGPUs && p.Cause == notListed:
+			if held := heldGPUs(sysfsOnly(e.GPUs)); held != "" {
+				p.Cause = held
+			}
+		}
+	}
+}
+
+// heldGPUs says which GPUs an in-tree driver holds and what to do, ""
+// where none does.
+func heldGPUs(gs []GPU) string {
+	by := map[string][]string{}
+	var drivers []string
+	for _, g := range gs {
+		if IsConflictingDriver(g.Driver) {
+			if by[g.Driver] == nil {
+				drivers = append(drivers, g.Driver)
+			}
+			by[g.Driver] = append(by[g.Driver], g.BusID)
+		}
+	}
+	var out []string
+	for _, d := range drivers {
+		out = append(out, fmt.Sprintf("%s holds GPU(s) %s, so the nvidia driver cannot drive them: %s", d, strings.Join(by[d], ", "), BlacklistFix(d)))
+	}
+	return strings.Join(out, "; ")
+}
+
 // userSpaceMissing is why a driver library is not found.
 func userSpaceMissing(lib string) string {
 	return fmt.Sprintf("the NVIDIA driver's user-space libraries (%s) are missing from this environment: install them with the driver, or start the container with the NVIDIA runtime (--gpus, nvidia-container-toolkit) so they are mounted", lib)
@@ -56,7 +111,7 @@ func nvmlCause(err error, kmod, lib string) string {
 	case nvml.ERROR_LIBRARY_NOT_FOUND:
 		return "NVML library not found: " + userSpaceMissing("libnvidia-ml.so.1")
 	case nvml.ERROR_DRIVER_NOT_LOADED:
-		return "the NVIDIA kernel module is not loaded: modprobe nvidia (the kernel log says why it did not load)"
+		return driverNotLoaded
 	case nvml.ERROR_NO_PERMISSION:
 		return "no permission on /dev/nvidiactl or /dev/nvidia*: run as root, or fix the device nodes' permissions"
 	case nvml.ERROR_GPU_IS_LOST:

@@ -274,8 +274,7 @@ func Collect(h Host, src Sources) *Evidence {
 	if len(e.GPUs) == 0 {
 		e.problem("gpus", true, fmt.Errorf("no NVIDIA GPU found: no PCI device of vendor 0x10de with a display or 3D class under %q", h.sys("bus", "pci", "devices")))
 	} else if hidden := sysfsOnly(e.GPUs); nvmlOK && len(hidden) > 0 {
-		e.incomplete(SourceGPUs, fmt.Errorf("sysfs has NVIDIA GPU(s) %s that NVML does not list", gpuBusIDs(hidden)),
-			"not given to this container or job, bound to another driver, or failed: they are judged from sysfs alone")
+		e.incomplete(SourceGPUs, fmt.Errorf("sysfs has NVIDIA GPU(s) %s that NVML does not list", gpuBusIDs(hidden)), notListed)
 	}
 
 	rm, err := h.RDMAMap()
@@ -295,6 +294,7 @@ func Collect(h Host, src Sources) *Evidence {
 	if e.Kernel, err = h.Kernel(); err != nil {
 		e.problem("kernel", false, err)
 	}
+	e.nameDriverCauses()
 	// Only the scheduler's maps use the topology: where it is absent
 	// they leave the cores out and say so.
 	if e.CPUCores, err = h.CPUCores(); err != nil && !errors.Is(err, ErrAbsent) {
@@ -354,6 +354,7 @@ func mergeGPUs(h Host, nv []GPU, sys map[string]PCIDevice) ([]GPU, []string, err
 			return nil, nil, err
 		}
 		out[i].IOMMU = io
+		out[i].Driver = h.pciDriver(out[i].BusID)
 		if out[i].Minor == nil || out[i].Name == "" {
 			minor, model := h.procInformation(out[i].BusID)
 			if out[i].Minor == nil {

@@ -31,9 +31,13 @@ type GPU struct {
 	// C2C is an NVLink-C2C link to the GPU's own CPU (Grace:
 	// GH200, GB200), from NVML's FI_DEV_C2C_LINK_COUNT: NICs on that
 	// CPU are reached through it rather than over PCIe (class P2C).
-	C2C    bool        `json:"c2c,omitempty"`
-	IOMMU  DeviceIOMMU `json:"iommu"`
-	Source string      `json:"source"` // "nvml+sysfs" or "sysfs"
+	C2C   bool        `json:"c2c,omitempty"`
+	IOMMU DeviceIOMMU `json:"iommu"`
+	// Driver is the PCI driver the GPU is bound to, the name its
+	// sys/bus/pci/devices/<bus id>/driver link ends in (nvidia,
+	// nouveau, NovaCore, vfio-pci); "" where unbound or not recorded.
+	Driver string `json:"driver,omitempty"`
+	Source string `json:"source"` // "nvml+sysfs" or "sysfs"
 }
 
 // GPUPCIe is the GPU's link: generation and width, current against max.

@@ -48,6 +48,12 @@ type KernelFacts struct {
 	Xids []string `json:"xids,omitempty"`
 	// GDRCopy is the gdrdrv module (gdrcopy.go).
 	GDRCopy GDRCopy `json:"gdrcopy"`
+	// Load is what keeps the NVIDIA modules from loading or from
+	// driving the GPUs: module signing, nouveau or nova_core.
+	Load ModuleLoad `json:"module_load"`
+	// NUMABalancing is proc/sys/kernel/numa_balancing (0 off; 1, 2 or 3
+	// on); nil where the kernel has no automatic NUMA balancing.
+	NUMABalancing *int `json:"numa_balancing,omitempty"`
 }
 
 // PeermemInfo is the nvidia_peermem module.
@@ -84,6 +90,14 @@ func (h Host) Kernel() (KernelFacts, error) {
 	} else if !errors.Is(err, ErrAbsent) {
 		return k, err
 	}
+	if k.Load, err = h.moduleLoad(k.DriverFlavour != ""); err != nil {
+		return k, err
+	}
+	if v, err := readString(h.proc("sys", "kernel", "numa_balancing")); err == nil {
+		if n, err := strconv.Atoi(v); err == nil {
+			k.NUMABalancing = &n
+		}
+	}
 	if k.Peermem, err = h.peermem(); err != nil {
 		return k, err
 	}
@@ -106,9 +120,14 @@ func (h Host) Kernel() (KernelFacts, error) {
 	lines, readable := h.kernelLog()
 	k.LogReadable = readable
 	for _, l := range lines {
-		if xidTrouble.MatchString(l) {
+		switch {
+		case xidTrouble.MatchString(l):
 			k.Xids = append(k.Xids, l)
-		} else {
+		case moduleRefusal.MatchString(l):
+			k.Load.Refused = append(k.Load.Refused, l)
+		case boundElsewhere.MatchString(l):
+			k.Load.Bound = append(k.Load.Bound, l)
+		default:
 			k.Log = append(k.Log, l)
 		}
 	}
@@ -232,13 +251,13 @@ func (h Host) kernelLog() ([]string, bool) {
 func filterLog(text string) []string { return filterLogFrom(strings.NewReader(text)) }
 
 // filterLogFrom keeps the distinct trouble lines of a kernel log, sorted:
-// the first maxLogLines of each kind (peer memory, Xid), each clipped to
-// maxLogLine bytes. A line over
-// maxKmsgLine is no kernel record and is skipped.
+// the first maxLogLines of each kind (peer memory, Xid, module loading),
+// each clipped to maxLogLine bytes. A line over maxKmsgLine is no kernel
+// record and is skipped.
 func filterLogFrom(r io.Reader) []string {
 	var out []string
 	seen := map[string]bool{}
-	peer, xid := 0, 0
+	peer, xid, load := 0, 0, 0
 	take := func(b []byte) {
 		// /dev/kmsg records are "prio,seq,usec,flags;message".
 		if i := bytes.IndexByte(b, ';'); i >= 0 && bytes.Count(b[:i], []byte(",")) >= 3 {
@@ -246,9 +265,12 @@ func filterLogFrom(r io.Reader) []string {
 		}
 		b = bytes.TrimSpace(b)
 		n := &peer
-		if xidTrouble.Match(b) {
+		switch {
+		case xidTrouble.Match(b):
 			n = &xid
-		} else if !peerTrouble.Match(b) {
+		case moduleRefusal.Match(b) || boundElsewhere.Match(b):
+			n = &load
+		case !peerTrouble.Match(b) || taintOnly.Match(b):
 			return
 		}
 		if *n < maxLogLines {

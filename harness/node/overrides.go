@@ -1,15 +1,11 @@
 package node
 
 import (
-	"bytes"
-	"encoding/xml"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
-	"slices"
 	"strings"
 
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
@@ -49,16 +45,6 @@ func (s Setting) Where() string {
 		return s.Source
 	}
 	return fmt.Sprintf("%s line %d", s.Source, s.Line)
-}
-
-// TopoFile is what an NCCL topology file (NCCL_TOPO_FILE) describes: the
-// PCI bus ids of its GPUs and NICs and its NICs' names.
-type TopoFile struct {
-	Path     string   `json:"path"`
-	GPUs     []string `json:"gpus,omitempty"`      // <pci busid> holding a <gpu>
-	NICs     []string `json:"nics,omitempty"`      // <pci busid> holding a <nic>
-	NICNames []string `json:"nic_names,omitempty"` // <net name>
-	Err      string   `json:"error,omitempty"`     // why it could not be read
 }
 
 // EnvironmentSource names settings from the process environment.
@@ -146,15 +132,7 @@ func (h Host) Overrides(env []string) (Overrides, error) {
 		}
 	}
 	if s, ok := o.Effective("NCCL_TOPO_FILE"); ok && s.Value != "" {
-		t := &TopoFile{Path: s.Value}
-		b, err := bounded.ReadFileFS(fsys, rel(s.Value), overrideFileLimit)
-		if err == nil {
-			err = parseTopo(bytes.NewReader(b), t)
-		}
-		if err != nil {
-			t.Err = err.Error()
-		}
-		o.Topo = t
+		o.Topo = readTopo(fsys, s.Value)
 	}
 	return o, nil
 }
@@ -200,66 +178,4 @@ func parseConf(b []byte, source string, mca bool) []Setting {
 		out = append(out, Setting{Name: bounded.ClipString(n, 128), Value: bounded.ClipString(v, 1024), Source: source, Line: i + 1, MCA: mca})
 	}
 	return out
-}
-
-// parseTopo reads an NCCL topology XML: every <pci busid> that holds a
-// <gpu> or a <nic>, and every <net name>.
-func parseTopo(r io.Reader, t *TopoFile) error {
-	d := xml.NewDecoder(r)
-	var stack []string // busid of each open <pci>, "" for other elements
-	for {
-		tok, err := d.Token()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("reading %q as NCCL topology XML: %w", t.Path, err)
-		}
-		switch e := tok.(type) {
-		case xml.StartElement:
-			id := ""
-			for _, a := range e.Attr {
-				switch {
-				case e.Name.Local == "pci" && a.Name.Local == "busid":
-					id = strings.ToLower(a.Value)
-				case e.Name.Local == "net" && a.Name.Local == "name" && !slices.Contains(t.NICNames, a.Value):
-					t.NICNames = append(t.NICNames, bounded.ClipString(a.Value, 64))
-				}
-			}
-			if parent := innermost(stack); parent != "" {
-				switch e.Name.Local {
-				case "gpu":
-					t.GPUs = appendNew(t.GPUs, parent)
-				case "nic":
-					t.NICs = appendNew(t.NICs, parent)
-				}
-			}
-			stack = append(stack, id)
-		case xml.EndElement:
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
-			}
-		}
-		if len(stack) > 64 {
-			return fmt.Errorf("reading %q as NCCL topology XML: nested deeper than 64 elements", t.Path)
-		}
-	}
-	if len(t.GPUs) == 0 && len(t.NICs) == 0 {
-		return fmt.Errorf("%q names no <pci> GPU or NIC: not an NCCL topology file", t.Path)
-	}
-	return nil
-}
-
-func innermost(stack []string) string {
-	if len(stack) == 0 {
-		return ""
-	}
-	return stack[len(stack)-1]
-}
-
-func appendNew(s []string, v string) []string {
-	if v == "" || slices.Contains(s, v) {
-		return s
-	}
-	return append(s, bounded.ClipString(v, 64))
 }

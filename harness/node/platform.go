@@ -30,8 +30,19 @@ type Platform struct {
 	Looked []string `json:"looked,omitempty"`
 }
 
-// VM reports a virtual machine.
+// VM reports a virtual machine. It is the one test of it: the ATS spec
+// and the GPU<->NIC path spec (a guest's flattened PCI tree) both ask it.
 func (p Platform) VM() bool { return len(p.VMSigns) > 0 }
+
+// Name says what tells the virtual machine, for a message.
+func (p Platform) Name() string { return strings.Join(p.VMSigns, ", ") }
+
+// The files platform reads besides cpuinfo, relative to the root;
+// snapshots record them (DMI's vendor and product, not its serials).
+const (
+	dmiDir         = "sys/class/dmi/id"
+	hypervisorFile = "sys/hypervisor/type"
+)
 
 // cpuinfoPrefix is how much of /proc/cpuinfo is read: the first CPU's
 // block is all the platform needs, and snapshots keep only that (a large
@@ -59,15 +70,15 @@ func (h Host) platform(pci map[string]PCIDevice) Platform {
 			p.VMSigns = append(p.VMSigns, "the CPU's hypervisor flag in /proc/cpuinfo")
 		}
 	}
-	vendor, verr := readString(h.sys("class", "dmi", "id", "sys_vendor"))
-	product, perr := readString(h.sys("class", "dmi", "id", "product_name"))
+	vendor, verr := readString(h.path(dmiDir, "sys_vendor"))
+	product, perr := readString(h.path(dmiDir, "product_name"))
 	if verr == nil || perr == nil {
 		p.Looked = append(p.Looked, "DMI")
 		if sign := dmiHypervisor(vendor, product); sign != "" {
 			p.VMSigns = append(p.VMSigns, sign)
 		}
 	}
-	if t, err := readString(h.sys("hypervisor", "type")); err == nil && t != "" {
+	if t, err := readString(h.path(hypervisorFile)); err == nil && t != "" {
 		p.VMSigns = append(p.VMSigns, fmt.Sprintf("/sys/hypervisor/type %q", bounded.ClipString(t, 64)))
 	}
 	p.Looked = append(p.Looked, "PCI vendors")

@@ -66,13 +66,18 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 	s.globLinksAndTrees("sys/class/iommu/*", 0)
 	s.glob("sys/kernel/iommu_groups/*/type")
 	s.globLinks("sys/kernel/iommu_groups/*/devices/*")
-	for _, m := range []string{"nvidia", "nvidia_peermem", "nv_peer_mem", "nvidia_uvm", "ib_core", "ib_uverbs", "mlx5_core", "mlx5_ib", "gdrdrv"} {
-		s.glob("sys/module/" + m)
+	for _, m := range append([]string{"nvidia", "nvidia_peermem", "nv_peer_mem", "nvidia_uvm", "ib_core", "ib_uverbs", "mlx5_core", "mlx5_ib", "gdrdrv"}, conflictingModules...) {
+		s.glob("sys/module/" + m) // loaded, whatever files it has
 		s.glob("sys/module/" + m + "/version")
 		s.glob("sys/module/" + m + "/refcnt")
 		s.glob("sys/module/" + m + "/parameters/*")
 	}
 	s.tree("sys/kernel/mm/memory_peers", 3)
+	// What refuses or displaces the NVIDIA modules, and tells a VM.
+	for _, f := range []string{lockdownFile, sigEnforceFile, secureBootVar, hypervisorFile, "proc/sys/kernel/numa_balancing"} {
+		s.file(f)
+	}
+	s.dmi()
 	// NCCL is told by its file names: they are recorded, the libraries
 	// (hundreds of MB) are not; so is the LD_LIBRARY_PATH searched first.
 	for _, e := range h.ncclRecorded() {
@@ -95,15 +100,17 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 	for _, f := range overrideFiles(home, os.Environ()) {
 		s.file(f)
 	}
+	if name, real, ok := h.topoRecorded(os.Environ()); ok {
+		if b, err := readBounded(h.path(real)); err == nil {
+			s.writeFile(name, b, 0o644)
+		}
+	}
 	for _, f := range []string{"sys/kernel/hostname", "sys/kernel/osrelease", "sys/kernel/version", "cmdline", "version", "stat", "meminfo", "devices", "misc", "driver/nvidia/version", "driver/nvidia/params"} {
 		s.file("proc/" + f)
 	}
 	s.glob("proc/driver/nvidia/gpus/*/information")
-	// What tells a VM and the CPU model (platform.go): DMI's vendor and
-	// product, not its serial numbers, and the first CPU's cpuinfo.
-	s.file("sys/class/dmi/id/sys_vendor")
-	s.file("sys/class/dmi/id/product_name")
-	s.file("sys/hypervisor/type")
+	// The CPU model and the hypervisor flag (platform.go): the first
+	// CPU's cpuinfo; DMI and sys/hypervisor/type are recorded above.
 	if block, err := h.firstCPUInfo(); err == nil {
 		s.writeFile("proc/cpuinfo", []byte(block), 0o644)
 	}
@@ -160,8 +167,9 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 	} else {
 		s.file(containerRecording)
 	}
-	// Only the kernel log lines about peer memory are kept: the rest of
-	// the log is none of the recipient's business.
+	// Only the kernel log lines about peer memory, Xids and module
+	// loading are kept: the rest of the log is none of the recipient's
+	// business.
 	if lines, ok := h.kernelLog(); ok {
 		s.writeFile(kmsgRecording, []byte(strings.Join(lines, "\n")), 0o644)
 	}
@@ -196,6 +204,17 @@ func (s *snapshotter) gidTables() {
 			s.file(real + "/gid_attrs/types/" + e.Name())
 			s.file(real + "/gid_attrs/ndevs/" + e.Name())
 		}
+	}
+}
+
+// dmi records the DMI vendor and product, which tell a virtual machine,
+// and nothing else of the DMI table (serial numbers, asset tags).
+func (s *snapshotter) dmi() {
+	s.file(dmiDir)
+	if real, ok := s.realRel(dmiDir); ok {
+		s.file(real)
+		s.file(real + "/sys_vendor")
+		s.file(real + "/product_name")
 	}
 }
 

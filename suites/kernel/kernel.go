@@ -2,8 +2,10 @@
 // path works on the node, DMA-BUF (the upstream path NCCL prefers) or the
 // legacy nvidia_peermem module, and prove it: a dma-buf export of real GPU
 // memory and, where NICs exist, a registration of that memory with each
-// rail NIC; and that its versions are in no known-bad combination
-// (suites/compat).
+// rail NIC; that its versions are in no known-bad combination
+// (suites/compat); and that nothing keeps the NVIDIA modules off the GPUs:
+// module signing refusing them is named where the mechanism fails for
+// want of one, and nouveau or nova_core holding a GPU fails.
 package kernel
 
 import (
@@ -38,7 +40,7 @@ var _ = suites.Describe("kernel", func() {
 		for _, w := range v.Warnings {
 			suites.Warn("%s", w)
 		}
-		Expect(v).To(suites.HaveAWorkingMechanism())
+		Expect(v).To(suites.HaveAWorkingMechanism(signingCause(ev.Kernel, missingModule(ev, v))))
 	})
 
 	It("exports the memory of every GPU as a dma-buf", func() {
@@ -172,7 +174,18 @@ var _ = suites.Describe("kernel", func() {
 		if k.Peermem.Loaded && !k.Peermem.Registered {
 			suites.Warn("nvidia_peermem is loaded but not registered with ib_core (no memory_peers/nv_mem)")
 		}
+		for _, l := range k.Load.Refused {
+			suites.Note("kernel log: module signing refused a module (%s): %s", k.Load.SigningState(), l)
+		}
 		suites.Note("nvidia_peermem loaded: %t, registered: %t, nv_peer_mem loaded: %t, MOFED: %s", k.Peermem.Loaded, k.Peermem.Registered, k.NvPeerMem, orReason(k.MOFED))
+		Expect(bad).To(suites.HaveNoFindings())
+	})
+
+	It("has no GPU held by nouveau or nova_core", func() {
+		bad, notes := heldFindings(ev)
+		for _, n := range notes {
+			suites.Note("%s", n)
+		}
 		Expect(bad).To(suites.HaveNoFindings())
 	})
 })

@@ -1,7 +1,10 @@
 // Package topology holds the specs that check a node is wired for
 // GPUDirect RDMA: each GPU near an RDMA NIC on its own NUMA node, links at
-// full width and speed, no ACS redirect or translating IOMMU in the way, and
-// working peer access between NVLink peers.
+// full width and speed, no ACS redirect or translating IOMMU in the way,
+// working peer access between NVLink peers and between GPUs under one PCIe
+// switch, and automatic NUMA balancing off. On a virtual machine a path
+// beyond the limit is named as the VM's flattened tree, or taken from
+// NCCL_TOPO_FILE where it places both ends.
 package topology
 
 import (
@@ -58,9 +61,18 @@ var _ = suites.Describe("topology", func() {
 				bad = append(bad, fmt.Sprintf("%s has no path to any NIC", suites.GPUName(g)))
 				continue
 			}
-			if !withinGDRLimit(p.Class, cfg.MaxGDRPath) {
-				bad = append(bad, fmt.Sprintf("%s -> %s is %s; GDR expected at %s", suites.GPUName(g), p.NIC, p.Class, allowed(cfg.MaxGDRPath)))
+			if withinGDRLimit(p.Class, cfg.MaxGDRPath) {
+				continue
 			}
+			if vmBad, note, vm := vmPath(ev, g, p, cfg.MaxGDRPath); vm {
+				if note != "" {
+					suites.Note("%s", note)
+				} else {
+					bad = append(bad, vmBad)
+				}
+				continue
+			}
+			bad = append(bad, fmt.Sprintf("%s -> %s is %s; GDR expected at %s", suites.GPUName(g), p.NIC, p.Class, allowed(cfg.MaxGDRPath)))
 		}
 		suites.Record(results.Metric{Name: "gpus_within_gdr_path", Value: float64(len(ev.GPUs) - len(bad)), Unit: "GPUs"})
 		Expect(bad).To(suites.HaveNoFindings())
@@ -162,6 +174,19 @@ var _ = suites.Describe("topology", func() {
 			}
 		}
 		suites.Record(results.Metric{Name: "nvlink_pairs_checked", Value: float64(checked), Unit: "pairs"})
+		Expect(bad).To(suites.HaveNoFindings())
+	})
+
+	It("has working PCIe peer access between GPUs under one PCIe switch", func() {
+		suites.SkipWithout(node.SourceNVML, "peer access is known only to NVML")
+		bad, notes, checked := pcieP2P(ev)
+		for _, n := range notes {
+			suites.Note("%s", n)
+		}
+		if checked == 0 && len(bad) == 0 {
+			suites.NotApplicable("no two GPUs share a PCIe switch without NVLink: no PCIe peers to check")
+		}
+		suites.Record(results.Metric{Name: "pcie_p2p_pairs_checked", Value: float64(checked), Unit: "pairs"})
 		Expect(bad).To(suites.HaveNoFindings())
 	})
 
@@ -317,6 +342,22 @@ var _ = suites.Describe("topology", func() {
 		}
 	})
 
+	// Automatic NUMA balancing unmaps and migrates the pages of NCCL's
+	// and the job's host buffers: jitter, not a broken path, so a
+	// warning (ROCm/rccl#1261 and RCCL's own warning, deepseek-ai/DeepEP#624).
+	It("keeps automatic NUMA balancing off", func() {
+		nb := ev.Kernel.NUMABalancing
+		switch {
+		case nb == nil:
+			suites.Note("no proc/sys/kernel/numa_balancing: a kernel without automatic NUMA balancing, or a recording made before gdrcheck read it")
+		case *nb == 0:
+		case numaNodes(ev) == 1:
+			suites.Note("kernel.numa_balancing is %d, but this node shows one NUMA node: nothing to migrate between", *nb)
+		default:
+			suites.Warn("kernel.numa_balancing is %d: the kernel unmaps and migrates the pages of NCCL's and the job's host buffers between NUMA nodes, which stalls the CPU proxies and adds jitter to every collective; set it to 0 (sysctl -w kernel.numa_balancing=0, and in /etc/sysctl.d/ to keep it)", *nb)
+		}
+	})
+
 	It("matches the expected inventory", func() {
 		if cfg.Expect == nil {
 			suites.NotApplicable("no expected inventory given (--expect)")
@@ -324,6 +365,26 @@ var _ = suites.Describe("topology", func() {
 		Expect(ev.Inventory()).To(suites.MatchInventory(*cfg.Expect, cfg.ExpectFile))
 	})
 })
+
+// numaNodes counts the NUMA nodes the node shows: its devices' NUMA
+// nodes, else its CPU packages; 0 where neither says.
+func numaNodes(ev *node.Evidence) int {
+	nodes, pkgs := map[int]bool{}, map[int]bool{}
+	for _, g := range ev.GPUs {
+		if g.NUMANode >= 0 {
+			nodes[g.NUMANode] = true
+		}
+	}
+	for _, n := range ev.NICs {
+		if n.NUMANode >= 0 {
+			nodes[n.NUMANode] = true
+		}
+	}
+	for _, c := range ev.CPUCores {
+		pkgs[c.Package] = true
+	}
+	return max(len(nodes), len(pkgs))
+}
 
 // withinGDRLimit accepts a path up to the limit, and P2C wherever PXB
 // is accepted: on Grace the NIC hangs off the GPU's own CPU, reached over

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 )
@@ -61,5 +62,39 @@ func SysfsOnly(build func(dir string) (*Tree, error)) func(dir string) (*Tree, e
 		}
 		t.NVML, t.GPUDirect, t.Kmsg = nil, nil, nil
 		return t, nil
+	}
+}
+
+// HeldByNouveau builds the H100 node with GPU i taken by nouveau, as when
+// nouveau loads before nvidia can claim it (kubernetes-sigs/image-builder#1468):
+// its driver link names nouveau, the nouveau module is loaded, and
+// neither NVML nor libcuda lists it; nvidia drives the others.
+func HeldByNouveau(i int) func(dir string) (*Tree, error) {
+	return func(dir string) (*Tree, error) {
+		t, err := H100x8(dir)
+		if err != nil {
+			return t, err
+		}
+		bus := t.NVML.GPUs[i].BusID
+		var gpus []node.GPU
+		for _, g := range t.NVML.GPUs {
+			if g.BusID != bus {
+				g.Index = len(gpus)
+				gpus = append(gpus, g)
+			}
+		}
+		t.NVML.GPUs = gpus
+		t.NVML.Pairs = slices.DeleteFunc(t.NVML.Pairs, func(p node.GPUPair) bool { return p.A == bus || p.B == bus })
+		gd := t.GPUDirect
+		gd.CUDA.GPUs = slices.DeleteFunc(gd.CUDA.GPUs, func(g node.CUDAGPU) bool { return g.BusID == bus })
+		gd.Verbs.Registrations = slices.DeleteFunc(gd.Verbs.Registrations, func(r node.Registration) bool { return r.GPU == bus })
+		t.write("sys/module/nouveau/parameters/modeset", "-1\n")
+		rel := "sys/devices/" + t.devs[bus] + "/driver"
+		t.link(rel, relTo(rel, "sys/bus/pci/drivers/nouveau"))
+		if err := t.Finish(); err != nil {
+			return t, err
+		}
+		// nvidia does not drive it: no proc/driver/nvidia/gpus entry.
+		return t, os.RemoveAll(filepath.Join(dir, "proc/driver/nvidia/gpus", bus))
 	}
 }

@@ -251,6 +251,7 @@ func Fixtures() []Fixture {
 		{"l40s8-pcie-cx7-pxb", "8 x L40S on PCIe Gen4 without NVLink, two root complexes of four GPUs and one ConnectX-7 each: PXB to its own NIC, NODE to the other, P2P only under one root complex", L40S8},
 		{"gh200x4-c2c-cx7", "4 x GH200 (aarch64, one NUMA node per Grace), NVLinked GPUs, one ConnectX-7 per Grace reached over NVLink-C2C (P2C)", GH200x4},
 		{"rtx6000ada2-bar1-256mib", "2 x RTX 6000 Ada with a 256 MiB BAR1, idle at Gen1 in P8, closed driver: BAR1 too small and no peer-memory path", RTX6000Ada2},
+		{"h100x2-vm-nccl-topo-file", "a KVM guest given 2 x H100 (NVLink) and 2 x ConnectX-7 by passthrough, every device on its root bus (PHB, no NUMA node), and an /etc/nccl.conf naming the host's topology file, where each GPU shares a switch with its NIC: healthy", H100x2VM},
 		{"cpu-no-gpu", "one ConnectX-7 and no NVIDIA GPU; the driver is not loaded", NoGPU},
 		{"h100x8-nvml-version-mismatch", "the H100 node after a driver upgrade without a reboot: NVML and libcuda fail with the driver/library version mismatch; judged from sysfs", NVMLVersionMismatch},
 	}
