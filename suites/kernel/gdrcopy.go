@@ -54,7 +54,11 @@ func checkGDRCopy(g node.GDRCopy, users []string, o *node.Overrides) gdrcopyChec
 	}
 	switch {
 	case len(users) > 0:
-		c.warn = append(c.warn, fmt.Sprintf("GDRCopy's gdrdrv module is not loaded, yet %s is installed: UCX's gdr_copy transport is unavailable, so MPI and UCX copy small GPU messages through cuda_copy, several times slower; %s", strings.Join(users, " and "), gdrcopyFix))
+		verb := "is"
+		if len(users) > 1 {
+			verb = "are"
+		}
+		c.warn = append(c.warn, fmt.Sprintf("GDRCopy's gdrdrv module is not loaded, yet %s %s installed: UCX's gdr_copy transport is unavailable, so MPI and UCX copy small GPU messages through cuda_copy, several times slower; %s", strings.Join(users, " and "), verb, gdrcopyFix))
 	case ncclWants != nil:
 		c.warn = append(c.warn, fmt.Sprintf("GDRCopy's gdrdrv module is not loaded, yet NCCL_GDRCOPY_ENABLE=1 (%s): NCCL falls back without it; %s", ncclWants.Where(), gdrcopyFix))
 	default:

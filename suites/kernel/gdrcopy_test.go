@@ -23,6 +23,7 @@ func TestGDRCopyWarnsOnlyWhereSomethingWouldUseIt(t *testing.T) {
 		{"loaded, the recording keeps no /dev", node.GDRCopy{Loaded: true, Major: 509}, ucx, nil, "", false},
 		{"loaded without /dev/gdrdrv", node.GDRCopy{Loaded: true, Major: 509, DevNode: &no}, nil, nil, "mknod -m 666 /dev/gdrdrv c 509 0", false},
 		{"missing under UCX", node.GDRCopy{DevNode: &no}, ucx, nil, "not loaded, yet UCX (/usr/lib/x86_64-linux-gnu/ucx) is installed: UCX's gdr_copy transport is unavailable", false},
+		{"missing under UCX and Open MPI (as on the one-H200 machine)", node.GDRCopy{DevNode: &no}, append(ucx, "ompi_info (/usr/bin/ompi_info)"), nil, "yet UCX (/usr/lib/x86_64-linux-gnu/ucx) and ompi_info (/usr/bin/ompi_info) are installed", false},
 		{"missing, NCCL told to use it", node.GDRCopy{}, nil, ncclOn, "NCCL_GDRCOPY_ENABLE=1 (/etc/nccl.conf line 2)", false},
 		{"missing, nothing would use it", node.GDRCopy{}, nil, nil, "", true},
 	}
