@@ -31,6 +31,9 @@ func sizeCharts(runs []results.Run, multiNode bool) []*sizeChart {
 		if r.Unit != "" {
 			continue // perftest runs are in Gb/s: their table says it
 		}
+		if r.Suite == "mpi" && r.BusBW == 0 {
+			continue // an osu_latency run: no bandwidth to draw, its table has the latency
+		}
 		k := key{op: r.Op}
 		if multiNode {
 			k.suite = r.Suite
@@ -128,6 +131,10 @@ func sizeChartOf(suite, op string, runs []results.Run, multiNode bool) *sizeChar
 	c.W, c.H = 640, 330
 	c.F = frame{L: 58, T: 12, R: 624, B: 282}
 	c.XLabel, c.YLabel = "message size (log2)", "busbw GB/s"
+	if len(runs) > 0 && runs[0].Suite == "mpi" {
+		// osu_bw measures one pair's bandwidth, not NCCL's bus bandwidth.
+		c.Title, c.YLabel = tool+": GPU-to-GPU bandwidth by message size", "GB/s"
+	}
 	xlo, xhi := lo-0.3, hi+0.6
 	if hi-lo < 1 {
 		xlo, xhi = lo-1, hi+1

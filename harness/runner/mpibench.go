@@ -7,6 +7,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/mpi"
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/harness/osu"
 	"github.com/gdrcheck/gdrcheck/harness/ucx"
 	"github.com/gdrcheck/gdrcheck/results"
 	mpisuite "github.com/gdrcheck/gdrcheck/suites/mpi"
@@ -101,6 +102,9 @@ func mpiRuns(opt Options, b *mpi.Benchmarks, f mpi.Facts, nodeName string) []res
 		if lat, size, ok := r.LatencyUS(); ok {
 			run.Points = append(run.Points, results.Point{Size: size, TimeUS: lat})
 		}
+		if r.OSU != nil && len(r.OSU.Rows) > 1 {
+			run.Points = osuPoints(r.OSU) // the whole curve, for the chart
+		}
 		if r.UCX != nil {
 			var ip *ucx.Info
 			if haveInfo {
@@ -127,4 +131,21 @@ func mpiRuns(opt Options, b *mpi.Benchmarks, f mpi.Facts, nodeName string) []res
 		out = append(out, run)
 	}
 	return out
+}
+
+// osuPoints is every row an OSU benchmark printed: MB/s (10^6 bytes) as
+// GB/s, or a latency in microseconds.
+func osuPoints(o *osu.Result) []results.Point {
+	pts := make([]results.Point, 0, len(o.Rows))
+	for _, row := range o.Rows {
+		p := results.Point{Size: row.Size}
+		switch o.Unit {
+		case "MB/s":
+			p.BusBW = row.Value / 1000
+		case "us":
+			p.TimeUS = row.Value
+		}
+		pts = append(pts, p)
+	}
+	return pts
 }
