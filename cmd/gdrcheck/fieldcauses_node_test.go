@@ -1,15 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/gdrcheck/gdrcheck/harness/node/nodetest"
-	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // The causes of issue 24 a node shows in its kernel, its PCI tree and
@@ -37,27 +34,9 @@ func variantFrom(t *testing.T, base string, build func(string) (*nodetest.Tree, 
 	return root
 }
 
-// editPairs rewrites the pairs of the node's gdrcheck/nvml.json recording.
+// editPairs rewrites the GPU pairs of the node's NVML recording.
 func editPairs(edit func(pairs []any)) func(*testing.T, string) {
-	return func(t *testing.T, root string) {
-		t.Helper()
-		p := filepath.Join(root, "gdrcheck/nvml.json")
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rec map[string]any
-		if err := json.Unmarshal(b, &rec); err != nil {
-			t.Fatal(err)
-		}
-		edit(rec["pairs"].([]any))
-		if b, err = json.Marshal(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return nvmlEdit(func(rec map[string]any) { edit(rec["pairs"].([]any)) })
 }
 
 func edits(es ...func(*testing.T, string)) func(*testing.T, string) {
@@ -126,46 +105,7 @@ func TestEachFieldCauseOfTheNodeFailsForItsOwnReason(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			root := variantFrom(t, c.base, c.build, c.edit)
-			out := t.TempDir()
-			r := gdrcheck(t, "run", "-q", "--host-root", root, "--out", out, "--suites", "topology,kernel,bar1")
-			res, err := results.Read(filepath.Join(out, "results.json"))
-			if err != nil {
-				t.Fatalf("%v\n%s\n%s", err, r.stdout, r.stderr)
-			}
-			if r.code != c.exit {
-				t.Errorf("exit %d, want %d:\n%s", r.code, c.exit, r.stdout)
-			}
-			var failed []string
-			var found *results.Spec
-			for _, s := range res.Nodes[0].Suites {
-				for _, sp := range s.Specs {
-					if sp.State == results.StateFailed {
-						failed = append(failed, s.Name+" / "+sp.Name)
-					}
-					if s.Name+" / "+sp.Name == c.spec {
-						found = &sp
-					}
-				}
-			}
-			if found == nil {
-				t.Fatalf("no spec %q ran", c.spec)
-			}
-			if c.exit == 0 {
-				if found.State != results.StatePassed || len(failed) != 0 || !strings.HasPrefix(strings.Join(found.Warnings(), "\n"), c.says) {
-					t.Errorf("%s: %s, warnings %q, failed %q; want a pass warning %q", c.spec, found.State, found.Warnings(), failed, c.says)
-				}
-				return
-			}
-			want := append([]string{c.spec}, c.also...)
-			slices.Sort(want)
-			slices.Sort(failed)
-			if !slices.Equal(failed, want) {
-				t.Errorf("failed %q, want only %q", failed, want)
-			}
-			if !strings.Contains(found.Message, c.says) {
-				t.Errorf("%s says %q, want %q", c.spec, found.Message, c.says)
-			}
+			res := judgeRun(t, variantFrom(t, c.base, c.build, c.edit), c.spec, c.says, c.exit, "topology,kernel,bar1", nil, c.also...)
 			if n := res.Nodes[0]; !strings.Contains(n.Reason, c.reason) {
 				t.Errorf("node %s: %q, want %q", n.Status, n.Reason, c.reason)
 			}

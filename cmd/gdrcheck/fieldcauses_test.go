@@ -20,16 +20,11 @@ const healthyNode = "h100x8-nvswitch-cx7-pix"
 // a fixture variant that differs from a passing node by one cause.
 func variantOf(t *testing.T, edit func(t *testing.T, root string)) string {
 	t.Helper()
-	root := t.TempDir()
-	if err := extract(nodes+healthyNode+".ttar", root); err != nil {
-		t.Fatal(err)
-	}
-	edit(t, root)
-	return root
+	return variantFrom(t, healthyNode, nil, edit)
 }
 
-// editGPU rewrites one GPU of the node's gdrcheck/nvml.json recording.
-func editGPU(i int, edit func(g map[string]any)) func(*testing.T, string) {
+// nvmlEdit rewrites the node's gdrcheck/nvml.json recording.
+func nvmlEdit(edit func(rec map[string]any)) func(*testing.T, string) {
 	return func(t *testing.T, root string) {
 		t.Helper()
 		p := filepath.Join(root, "gdrcheck/nvml.json")
@@ -41,7 +36,7 @@ func editGPU(i int, edit func(g map[string]any)) func(*testing.T, string) {
 		if err := json.Unmarshal(b, &rec); err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		edit(rec["gpus"].([]any)[i].(map[string]any))
+		edit(rec)
 		if b, err = json.Marshal(rec); err != nil {
 			t.Fatal(err)
 		}
@@ -49,6 +44,11 @@ func editGPU(i int, edit func(g map[string]any)) func(*testing.T, string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// editGPU rewrites one GPU of the node's NVML recording.
+func editGPU(i int, edit func(g map[string]any)) func(*testing.T, string) {
+	return nvmlEdit(func(rec map[string]any) { edit(rec["gpus"].([]any)[i].(map[string]any)) })
 }
 
 // writeFile writes a file of the variant's tree, relative to its root.
@@ -186,11 +186,23 @@ func TestEachFieldCauseVariantFailsForItsOwnReason(t *testing.T) {
 	}
 }
 
-// judgeVariant runs the suites (and args) on a variant root: spec fails saying says
-// and no other spec fails but those in also (the same cause seen by
-// another spec), or, with warn, every spec passes and spec's first
-// warning starts with says.
+// judgeVariant runs the suites (and args) on a variant root: spec fails
+// saying says and no other spec fails but those in also (the same cause
+// seen by another spec), or, with warn, every spec passes and spec's
+// first warning starts with says.
 func judgeVariant(t *testing.T, root, spec, says string, warn bool, suites string, args []string, also ...string) {
+	t.Helper()
+	exit := 1
+	if warn {
+		exit = 0
+	}
+	judgeRun(t, root, spec, says, exit, suites, args, also...)
+}
+
+// judgeRun is judgeVariant for a run that must exit with exit (0: spec
+// passes with the warning says; 2: the node is not fully evaluated, as
+// when NVML cannot see a GPU), returning the results for more checks.
+func judgeRun(t *testing.T, root, spec, says string, exit int, suites string, args []string, also ...string) *results.Results {
 	t.Helper()
 	out := t.TempDir()
 	r := gdrcheck(t, append([]string{"run", "-q", "--host-root", root, "--out", out, "--suites", suites}, args...)...)
@@ -198,12 +210,8 @@ func judgeVariant(t *testing.T, root, spec, says string, warn bool, suites strin
 	if err != nil {
 		t.Fatalf("%v\n%s\n%s", err, r.stdout, r.stderr)
 	}
-	want := 1
-	if warn {
-		want = 0
-	}
-	if r.code != want {
-		t.Errorf("exit %d, want %d:\n%s", r.code, want, r.stdout)
+	if r.code != exit {
+		t.Errorf("exit %d, want %d:\n%s", r.code, exit, r.stdout)
 	}
 	var failed []string
 	var found *results.Spec
@@ -220,11 +228,11 @@ func judgeVariant(t *testing.T, root, spec, says string, warn bool, suites strin
 	if found == nil {
 		t.Fatalf("no spec %q ran", spec)
 	}
-	if warn {
+	if exit == 0 {
 		if found.State != results.StatePassed || len(failed) != 0 || !strings.HasPrefix(strings.Join(found.Warnings(), "\n"), says) {
 			t.Errorf("%s: %s, warnings %q, failed %q; want a pass warning %q", spec, found.State, found.Warnings(), failed, says)
 		}
-		return
+		return res
 	}
 	wantFailed := append([]string{spec}, also...)
 	if !slices.Equal(slices.Sorted(slices.Values(failed)), slices.Sorted(slices.Values(wantFailed))) {
@@ -233,4 +241,5 @@ func judgeVariant(t *testing.T, root, spec, says string, warn bool, suites strin
 	if !strings.Contains(found.Message, says) {
 		t.Errorf("%s says %q, want %q", spec, found.Message, says)
 	}
+	return res
 }

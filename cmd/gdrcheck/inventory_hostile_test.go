@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -40,22 +39,7 @@ func hostileRoot(t *testing.T, edit func(root string)) string {
 // editNVML sets a field of GPU i in the recording's gdrcheck/nvml.json.
 func editNVML(t *testing.T, root string, i int, field, v string) {
 	t.Helper()
-	p := filepath.Join(root, "gdrcheck/nvml.json")
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	m["gpus"].([]any)[i].(map[string]any)[field] = v
-	if b, err = json.Marshal(m); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editGPU(i, func(g map[string]any) { g[field] = v })(t, root)
 }
 
 func writeRecorded(t *testing.T, root, rel, v string) {

@@ -15,6 +15,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/osu"
 	"github.com/gdrcheck/gdrcheck/harness/ucx"
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
+	"github.com/gdrcheck/gdrcheck/internal/launch"
 )
 
 // Scopes of a benchmark run: two ranks on two GPUs of this node, or one
@@ -212,7 +213,7 @@ func (r BenchRunner) Run(ctx context.Context, s BenchSpec) BenchRun {
 	defer cancel()
 	env := append(append([]string{}, ProtoEnv...), s.Mode.Env...)
 	res.Command = append(append(append(append(append([]string{}, s.Launcher...), "env"), env...), bin), s.Args...)
-	out, err := r.createLog(s)
+	out, err := launch.OpenLog(r.LogDir, s.Binary, BenchLog(s))
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", s.Binary, err)
 		return res
@@ -233,9 +234,8 @@ func (r BenchRunner) Run(ctx context.Context, s BenchSpec) BenchRun {
 	start := time.Now()
 	runErr := cmd.Run()
 	res.Duration = time.Since(start)
-	if ps := cmd.ProcessState; ps != nil && s.Scope == IntraNode && (len(s.Launcher) == 0 || filepath.Base(s.Launcher[0]) != "srun") {
-		c := (ps.UserTime() + ps.SystemTime()).Seconds()
-		res.CPUSeconds = &c
+	if s.Scope == IntraNode { // a remote rank's CPU cannot be counted
+		res.CPUSeconds = launch.TreeCPU(s.Launcher, cmd.ProcessState)
 	}
 	last, err := res.parse(out)
 	if err != nil {
@@ -310,16 +310,6 @@ func (res *BenchRun) parse(f *os.File) (string, error) {
 		return "", nil
 	}
 	return ": last output: " + bounded.Clip(bytes.TrimSpace(t), 300), nil
-}
-
-func (r BenchRunner) createLog(s BenchSpec) (*os.File, error) {
-	if r.LogDir == "" {
-		return os.CreateTemp("", "gdrcheck-"+s.Binary+"-*.log")
-	}
-	if err := os.MkdirAll(r.LogDir, 0o755); err != nil {
-		return nil, fmt.Errorf("log directory: %w", err)
-	}
-	return os.OpenFile(filepath.Join(r.LogDir, BenchLog(s)), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 }
 
 // BandwidthGBs is a bandwidth run's result at its largest size, in GB/s

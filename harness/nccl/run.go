@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/internal/launch"
 )
 
 // DebugEnv is what every run sets so the log names the transports: INFO
@@ -123,7 +124,7 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	res.Command = append(append(append([]string{}, r.Launcher...), bin), s.Args...)
-	out, err := r.createLog(s)
+	out, err := launch.OpenLog(r.LogDir, s.Binary, s.Log)
 	if err != nil {
 		res.Err = fmt.Errorf("%s: %w", s.Binary, err)
 		return res
@@ -138,8 +139,6 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 	cmd.Env = append(append(append(append(os.Environ(), SafeEnv...), DebugEnv...), r.Env...), s.Env...)
 	// A killed launcher must not leave ranks behind.
 	cmd.WaitDelay = 5 * time.Second
-	// A file, not a pipe: the ranks write to it directly and nothing of
-	// the output passes through this process's memory.
 	cmd.Stdout, cmd.Stderr = out, out
 
 	var b0, t0 float64
@@ -155,7 +154,7 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 	start := time.Now()
 	runErr := cmd.Run()
 	res.Duration = time.Since(start)
-	res.CPUSeconds = r.treeCPU(cmd.ProcessState)
+	res.CPUSeconds = launch.TreeCPU(r.Launcher, cmd.ProcessState)
 	if r.Fabric != nil && (fabricErr == nil || errors.Is(fabricErr, node.ErrAbsent)) {
 		if after, err := r.Fabric(); err == nil || errors.Is(err, node.ErrAbsent) {
 			d := node.Delta(before, after)
@@ -191,47 +190,6 @@ func (r Runner) Run(ctx context.Context, s Spec) Result {
 		res.Err = fmt.Errorf("%s output is cut short or damaged%s", s.Binary, partial)
 	}
 	return res
-}
-
-// treeCPU is the process tree's CPU seconds. The kernel adds a waited-for
-// child's rusage, descendants included, to its parent's, so after Wait
-// the launcher's times hold its ranks'; a launcher that hands the ranks
-// to a daemon (srun) holds only its own.
-func (r Runner) treeCPU(ps *os.ProcessState) *float64 {
-	if ps == nil || len(r.Launcher) > 0 && filepath.Base(r.Launcher[0]) == "srun" {
-		return nil
-	}
-	s := (ps.UserTime() + ps.SystemTime()).Seconds()
-	return &s
-}
-
-// createLog opens the file the run's output goes to.
-func (r Runner) createLog(s Spec) (*os.File, error) {
-	if r.LogDir == "" {
-		f, err := os.CreateTemp("", "gdrcheck-"+s.Binary+"-*.log")
-		if err != nil {
-			return nil, fmt.Errorf("output file: %w", err)
-		}
-		return f, nil
-	}
-	if err := os.MkdirAll(r.LogDir, 0o755); err != nil {
-		return nil, fmt.Errorf("log directory: %w", err)
-	}
-	if s.Log == "" {
-		f, err := os.CreateTemp(r.LogDir, s.Binary+"-*.log")
-		if err != nil {
-			return nil, fmt.Errorf("log file: %w", err)
-		}
-		return f, nil
-	}
-	if s.Log != filepath.Base(s.Log) || s.Log == "." || s.Log == ".." {
-		return nil, fmt.Errorf("log file %q: want a file name in the log directory", s.Log)
-	}
-	f, err := os.OpenFile(filepath.Join(r.LogDir, s.Log), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("log file: %w", err)
-	}
-	return f, nil
 }
 
 // parse reads the output back from its file: the parsers read a line at
