@@ -102,3 +102,20 @@ func RatioLimit(mode string, shape nccl.Shape) (limit float64, required bool) {
 	}
 	return limit, false
 }
+
+// RecordRatio records a forced fallback's bandwidth over its direct
+// run's (ratio_to_direct for subject), judged against limit where the
+// limit is required; where it is not, the ratio is information and
+// unjudged says why. The negative suite (NCCL) and the mpi suite (UCX)
+// judge their fallbacks alike.
+func RecordRatio(subject string, ratio, limit float64, required bool, unjudged string) {
+	m := results.Metric{Name: "ratio_to_direct", Value: ratio, Subject: subject, Baseline: &limit, Verdict: "pass"}
+	switch {
+	case !required:
+		m.Baseline, m.Verdict = nil, "info"
+		Note("%s", unjudged)
+	case ratio >= limit:
+		m.Verdict = "fail"
+	}
+	Record(m)
+}

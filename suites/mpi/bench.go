@@ -148,15 +148,7 @@ func detectForced(b *mpi.Benchmarks, scope string, mode mpi.BenchMode) {
 	ratio, compared := mpi.Ratio(f, d)
 	limit, required := ratioLimit(mode.Name, scope)
 	if compared {
-		m := results.Metric{Name: "ratio_to_direct", Value: ratio, Subject: subject, Baseline: &limit, Verdict: "pass"}
-		switch {
-		case !required:
-			m.Baseline, m.Verdict = nil, "info"
-			suites.Note("%s kept %.2f of the direct bandwidth: off PCIe peer-to-peer it need not cost much, so the protocol detects it", mode.Name, ratio)
-		case ratio >= limit:
-			m.Verdict = "fail"
-		}
-		suites.Record(m)
+		suites.RecordRatio(subject, ratio, limit, required, fmt.Sprintf("%s kept %.2f of the direct bandwidth: off PCIe peer-to-peer it need not cost much, so the protocol detects it", mode.Name, ratio))
 	}
 	suites.Note("%s: %s, was %s (%s)", subject, now, was, fv.Reasons[0])
 	var costs []string

@@ -61,16 +61,7 @@ var _ = suites.Describe("negative", func() {
 			limit, required := suites.RatioLimit(mode.Name, m.Shape)
 			suites.Record(results.Metric{Name: "busbw", Value: f.Result.BusBW(), Unit: "GB/s", Subject: mode.Name})
 			if haveRatio {
-				mt := results.Metric{Name: "ratio_to_direct", Value: ratio, Subject: mode.Name}
-				mt.Baseline, mt.Verdict = &limit, "pass"
-				switch {
-				case !required:
-					mt.Baseline, mt.Verdict = nil, "info"
-					suites.Note("%s kept %.2f of the direct busbw: no baseline states what it costs on this hardware and it need not cost much off PCIe P2P, so its transport detects it", mode.Name, ratio)
-				case ratio >= limit:
-					mt.Verdict = "fail"
-				}
-				suites.Record(mt)
+				suites.RecordRatio(mode.Name, ratio, limit, required, fmt.Sprintf("%s kept %.2f of the direct busbw: no baseline states what it costs on this hardware and it need not cost much off PCIe P2P, so its transport detects it", mode.Name, ratio))
 			}
 			if f.Result.CPUPct != nil {
 				suites.Record(results.Metric{Name: "cpu_pct", Value: *f.Result.CPUPct, Unit: "%", Subject: mode.Name})
