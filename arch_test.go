@@ -18,7 +18,7 @@ func TestImportArrows(t *testing.T) {
 	}{
 		{"./suites/...", true, []string{"os/exec", "syscall", "github.com/NVIDIA/go-nvml/pkg/nvml", "github.com/prometheus/procfs"},
 			"specs only read evidence: they never shell out, read /sys or call NVML"},
-		{"./suites/...", false, []string{"github.com/gdrcheck/gdrcheck/slurm", "github.com/gdrcheck/gdrcheck/harness/runner"},
+		{"./suites/...", false, []string{"github.com/gdrcheck/gdrcheck/slurm", "github.com/gdrcheck/gdrcheck/runner"},
 			"specs never submit jobs or run the runner"},
 		{"./reports/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/gdrcheck/gdrcheck/harness", "github.com/onsi/ginkgo/v2", "github.com/onsi/gomega"},
 			"reports are pure functions of results.json"},

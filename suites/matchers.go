@@ -10,7 +10,7 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
-	"github.com/gdrcheck/gdrcheck/suites/compat"
+	"github.com/gdrcheck/gdrcheck/suites/knownbad"
 )
 
 // The domain matchers the spec areas state their expectations with. A
@@ -94,24 +94,24 @@ func HaveAWorkingMechanism(cause ...string) types.GomegaMatcher {
 	}
 }
 
-// BeOutsideKnownBadCells succeeds when a node's []compat.Hit holds no
+// BeOutsideKnownBadCells succeeds when a node's []knownbad.Hit holds no
 // fail-level cell; warn-level ones are the spec's warnings. Its failure
 // is "in a known-bad combination:" and the cell's sentence (source, the
 // facts that put the node there, what breaks, the fix), in
 // HaveNoFindings' form where there are more.
 func BeOutsideKnownBadCells() types.GomegaMatcher {
-	failing := func(hits []compat.Hit) []string {
+	failing := func(hits []knownbad.Hit) []string {
 		var out []string
-		for _, h := range compat.Failing(hits) {
+		for _, h := range knownbad.Failing(hits) {
 			out = append(out, "in a known-bad combination: "+h.String())
 		}
 		return out
 	}
-	return sentence[[]compat.Hit]{
+	return sentence[[]knownbad.Hit]{
 		name:    "BeOutsideKnownBadCells",
-		match:   func(hits []compat.Hit) bool { return len(compat.Failing(hits)) == 0 },
-		failure: func(hits []compat.Hit) string { return findingsMessage(failing(hits)) },
-		negated: func([]compat.Hit) string { return "expected a known-bad combination, found none" },
+		match:   func(hits []knownbad.Hit) bool { return len(knownbad.Failing(hits)) == 0 },
+		failure: func(hits []knownbad.Hit) string { return findingsMessage(failing(hits)) },
+		negated: func([]knownbad.Hit) string { return "expected a known-bad combination, found none" },
 	}
 }
 

@@ -3,7 +3,7 @@
 // legacy nvidia_peermem module, and prove it: a dma-buf export of real GPU
 // memory and, where NICs exist, a registration of that memory with each
 // rail NIC; that its versions are in no known-bad combination
-// (suites/compat); and that nothing keeps the NVIDIA modules off the GPUs:
+// (suites/knownbad); and that nothing keeps the NVIDIA modules off the GPUs:
 // module signing refusing them is named where the mechanism fails for
 // want of one, and nouveau or nova_core holding a GPU fails.
 package kernel
@@ -18,7 +18,7 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/suites"
-	"github.com/gdrcheck/gdrcheck/suites/compat"
+	"github.com/gdrcheck/gdrcheck/suites/knownbad"
 )
 
 var _ = suites.Describe("kernel", func() {
@@ -101,7 +101,7 @@ var _ = suites.Describe("kernel", func() {
 	It("is in no known-bad combination of versions", func() {
 		// nccl-tests ran before the specs: their NCCL is what ran, and
 		// wins over the library the loader would pick.
-		f := compat.FromEvidence(ev, suites.Current().NCCL.NCCLVersion())
+		f := knownbad.FromEvidence(ev, suites.Current().NCCL.NCCLVersion())
 		switch {
 		case f.NCCL != "":
 			suites.Note("NCCL %s (%s)", f.NCCL, f.NCCLFrom)
@@ -117,8 +117,8 @@ var _ = suites.Describe("kernel", func() {
 			}
 			suites.Note("NCCL libraries found, in loader order: %s", strings.Join(paths, ", "))
 		}
-		hits := compat.Match(f)
-		for _, h := range compat.Warning(hits) {
+		hits := knownbad.Match(f)
+		for _, h := range knownbad.Warning(hits) {
 			suites.Warn("in a known-bad combination: %s", h)
 		}
 		Expect(hits).To(suites.BeOutsideKnownBadCells())

@@ -20,7 +20,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
-	"github.com/gdrcheck/gdrcheck/suites/compat"
+	"github.com/gdrcheck/gdrcheck/suites/knownbad"
 	mpisuite "github.com/gdrcheck/gdrcheck/suites/mpi"
 
 	// The spec areas register themselves.
@@ -163,7 +163,7 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 		// Before any benchmark: a node in a known-bad cell hears why its
 		// numbers will be what they are before it waits for them.
 		if ev.Fatal() == nil {
-			printKnownBad(opt.Progress, compat.FromEvidence(ev, ""))
+			printKnownBad(opt.Progress, knownbad.FromEvidence(ev, ""))
 		}
 		// Before any benchmark, and on a node whose evidence failed too:
 		// the build facts need no GPU.
@@ -238,7 +238,7 @@ func interrupted(opt Options, n *results.Node) {
 // printKnownBad tells the progress writer of every known-bad cell the
 // facts are in, with its source and fix, and where the NCCL came from;
 // the kernel suite's spec judges it.
-func printKnownBad(w io.Writer, f compat.Facts) {
+func printKnownBad(w io.Writer, f knownbad.Facts) {
 	if w == nil {
 		return
 	}
@@ -246,7 +246,7 @@ func printKnownBad(w io.Writer, f compat.Facts) {
 	if f.NCCLFrom != "" {
 		from = ", NCCL from " + f.NCCLFrom
 	}
-	for _, h := range compat.Match(f) {
+	for _, h := range knownbad.Match(f) {
 		fmt.Fprintf(w, "known-bad combination (%s%s): %s\n", h.Rule.Severity, from, h)
 	}
 }

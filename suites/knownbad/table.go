@@ -1,4 +1,4 @@
-package compat
+package knownbad
 
 import (
 	"fmt"
@@ -11,7 +11,7 @@ import (
 // the source's short name as ID, its address, the versions and facts
 // that put a node in the cell (Match, over Facts only: add a field there
 // and fill it in facts.go if the cell needs one), what breaks and the fix,
-// as the source states them; and a test in compat_test.go that it matches
+// as the source states them; and a test in knownbad_test.go that it matches
 // its cell and none of its neighbours.
 var Table = []Rule{
 	{

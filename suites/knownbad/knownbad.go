@@ -1,4 +1,4 @@
-// Package compat holds the known-bad cells of the compatibility matrix of
+// Package knownbad holds the known-bad cells of the compatibility matrix of
 // kernel, driver, rdma-core, MOFED/DOCA, NCCL and container versions: the
 // combinations a public source shows to break GPUDirect RDMA, each with
 // its source and its fix (table.go). Match checks a node's facts against
@@ -6,7 +6,7 @@
 // prints the hits before any benchmark starts, and the compare suite flags
 // an upgrade that moves a node into one. It runs no Ginkgo, so all three
 // can use it.
-package compat
+package knownbad
 
 import (
 	"fmt"
