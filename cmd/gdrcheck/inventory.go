@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -9,9 +8,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/inventory"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites/overrides"
@@ -95,7 +94,7 @@ wrapper:
 			// A gres map without a GPU's line is still written, and
 			// exits 2 below like a map that is not complete.
 			partial := writeInventory(w, inv, ev, format)
-			if partial != nil && !errors.Is(partial, errNoMinor) {
+			if partial != nil && !errors.Is(partial, inventory.ErrNoMinor) {
 				return partial
 			}
 			mapErr := ev.MapError()
@@ -135,29 +134,25 @@ wrapper:
 }
 
 func writeInventory(w io.Writer, inv node.Inventory, ev *node.Evidence, format string) error {
+	var err error
 	switch format {
 	case "json":
-		b, err := json.MarshalIndent(inv, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
+		return inventory.WriteJSON(w, inv)
 	case "yaml":
-		enc := yaml.NewEncoder(w)
-		enc.SetIndent(2)
-		if err := enc.Encode(inv); err != nil {
-			return err
-		}
-		return enc.Close()
+		return inventory.WriteYAML(w, inv)
 	case "table":
 		return inventoryTables(inv, ev).render(w)
 	case "gres":
-		return writeGres(w, inv, ev)
+		err = inventory.WriteGres(w, inv, ev, version)
 	case "env":
-		return writeEnv(w, inv)
+		err = inventory.WriteEnv(w, inv, version)
+	default:
+		return fmt.Errorf("--format %q: want table, yaml, json, gres or env", format)
 	}
-	return fmt.Errorf("--format %q: want table, yaml, json, gres or env", format)
+	if errors.Is(err, inventory.ErrRefused) {
+		return fmt.Errorf("--format %s: %w", format, err)
+	}
+	return err
 }
 
 type tables []reports.Table
