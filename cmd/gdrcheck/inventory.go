@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -75,15 +74,8 @@ wrapper:
 				return err
 			}
 			defer done()
-			h, err := node.Open(root)
+			h, err := o.policy().Open(root)
 			if err != nil {
-				switch {
-				case strings.HasSuffix(o.hostRoot, ".ttar"):
-					err = fmt.Errorf("%s: %w", o.hostRoot, err)
-				case root != o.hostRoot:
-					// A copied directory is named as the user gave it.
-					err = errors.New(strings.ReplaceAll(err.Error(), root, o.hostRoot))
-				}
 				return &exitError{code: results.ExitUnevaluable, err: err}
 			}
 			ev := node.Collect(h, node.DefaultSources(h))
