@@ -44,7 +44,7 @@ func newJobCmd() *cobra.Command {
 			if err := ct.load(); err != nil {
 				return err
 			}
-			l.Amend = ct.amend()
+			l.Amend = ct.before.Amend()
 			l.Judge = allocation.NewTally()
 			// The job directory is the leader's for the whole job: a
 			// collect, or a leader of the same directory, waits.
@@ -126,7 +126,7 @@ from its own gdrcheck run --prom-textfile.`,
 				return err
 			}
 			defer release()
-			m, err := slurm.CollectJudged(args[0], note, ct.amend(), allocation.NewTally())
+			m, err := slurm.CollectJudged(args[0], note, ct.before.Amend(), allocation.NewTally())
 			if err != nil {
 				return &exitError{code: results.ExitUnevaluable, err: err}
 			}

@@ -109,7 +109,7 @@ node could not be evaluated or never reported.`,
 			if !wait {
 				return nil
 			}
-			return waitAndReport(cmd, c, id, dir, poll, format, s.Job.DrainOnFail, ct.amend())
+			return waitAndReport(cmd, c, id, dir, poll, format, s.Job.DrainOnFail, ct.before.Amend())
 		},
 	}
 	f := cmd.Flags()
