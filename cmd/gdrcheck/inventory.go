@@ -68,61 +68,65 @@ wrapper:
   . <(gdrcheck inventory --format env) || exit 1
   exec taskset -c "$GDRCHECK_CPUS" "$@"`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			root, done, err := o.root()
-			if err != nil {
-				return err
-			}
-			defer done()
-			h, err := o.policy().Open(root)
-			if err != nil {
-				return &exitError{code: results.ExitUnevaluable, err: err}
-			}
-			ev := node.Collect(h, node.DefaultSources(h))
-			ev.Relabel(o.hostRoot)
-			inv := ev.Inventory()
-			judgeOverrides(&inv, ev)
-			w := cmd.OutOrStdout()
-			// A gres map without a GPU's line is still written, and
-			// exits 2 below like a map that is not complete.
-			partial := writeInventory(w, inv, ev, format)
-			if partial != nil && !errors.Is(partial, inventory.ErrNoMinor) {
-				return partial
-			}
-			mapErr := ev.MapError()
-			for _, warn := range inv.Warnings {
-				if mapErr == nil || warn != mapErr.Error() {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", reports.Terminal(warn))
-				}
-			}
-			if mapErr == nil {
-				mapErr = partial
-			}
-			if mapErr != nil {
-				return &exitError{code: results.ExitUnevaluable, err: mapErr}
-			}
-			if expect == "" {
-				return nil
-			}
-			want, err := readInventory(expect)
-			if err != nil {
-				return err
-			}
-			drift := node.Drift(want, inv)
-			if len(drift) == 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "inventory matches %s\n", expect)
-				return nil
-			}
-			for _, d := range drift {
-				fmt.Fprintf(cmd.ErrOrStderr(), "drift: %s\n", reports.Terminal(d))
-			}
-			return &exitError{code: results.ExitFailed, err: fmt.Errorf("%d difference(s) from %s", len(drift), expect)}
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.inventory(cmd, format, expect) },
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, yaml, json, gres (Slurm gres.conf lines) or env (sh for a launch wrapper)")
 	cmd.Flags().StringVar(&expect, "expect", "", "compare with the inventory stored in `FILE` and report drift (exit 1)")
 	o.addHostRoot(cmd)
 	return cmd
+}
+
+// inventory prints the node's rail map in format and, with expect,
+// reports its drift from the one stored there.
+func (o *options) inventory(cmd *cobra.Command, format, expect string) error {
+	root, done, err := o.root()
+	if err != nil {
+		return err
+	}
+	defer done()
+	h, err := o.policy().Open(root)
+	if err != nil {
+		return &exitError{code: results.ExitUnevaluable, err: err}
+	}
+	ev := node.Collect(h, node.DefaultSources(h))
+	ev.Relabel(o.hostRoot)
+	inv := ev.Inventory()
+	judgeOverrides(&inv, ev)
+	w := cmd.OutOrStdout()
+	// A gres map without a GPU's line is still written, and
+	// exits 2 below like a map that is not complete.
+	partial := writeInventory(w, inv, ev, format)
+	if partial != nil && !errors.Is(partial, inventory.ErrNoMinor) {
+		return partial
+	}
+	mapErr := ev.MapError()
+	for _, warn := range inv.Warnings {
+		if mapErr == nil || warn != mapErr.Error() {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", reports.Terminal(warn))
+		}
+	}
+	if mapErr == nil {
+		mapErr = partial
+	}
+	if mapErr != nil {
+		return &exitError{code: results.ExitUnevaluable, err: mapErr}
+	}
+	if expect == "" {
+		return nil
+	}
+	want, err := readInventory(expect)
+	if err != nil {
+		return err
+	}
+	drift := node.Drift(want, inv)
+	if len(drift) == 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "inventory matches %s\n", expect)
+		return nil
+	}
+	for _, d := range drift {
+		fmt.Fprintf(cmd.ErrOrStderr(), "drift: %s\n", reports.Terminal(d))
+	}
+	return &exitError{code: results.ExitFailed, err: fmt.Errorf("%d difference(s) from %s", len(drift), expect)}
 }
 
 func writeInventory(w io.Writer, inv node.Inventory, ev *node.Evidence, format string) error {

@@ -50,67 +50,7 @@ collected from here. A REQUEUED job is waited for again.
 With --wait the exit code is that of run: 0 passed, 1 a check failed, 2 a
 node could not be evaluated or never reported.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if s.Gdrcheck == "" {
-				exe, err := os.Executable()
-				if err != nil {
-					return err
-				}
-				s.Gdrcheck = exe
-			}
-			abs, err := filepath.Abs(s.Out)
-			if err != nil {
-				return err
-			}
-			s.Out = abs
-			// The job reads it on its first node: an absolute path, and
-			// one that reads here, or the job would fail at its end.
-			ct := compareTo{path: s.Job.CompareTo, tolerance: s.Job.CompareTolerance}
-			if ct.path != "" {
-				if ct.path, err = filepath.Abs(ct.path); err != nil {
-					return err
-				}
-				s.Job.CompareTo = ct.path
-				if err := ct.load(); err != nil {
-					return err
-				}
-			}
-			if err := checkPromTextfile(s.Job.PromTextfile); err != nil {
-				return err
-			}
-			if s.Job.PromTextfile != "" {
-				// The batch step starts in sbatch's working directory,
-				// not necessarily this one.
-				if s.Job.PromTextfile, err = filepath.Abs(s.Job.PromTextfile); err != nil {
-					return err
-				}
-			}
-			if err := suites.CheckLabels(s.Job.Suites); err != nil {
-				return fmt.Errorf("--suites: %w", err)
-			}
-			script, err := s.Render(version)
-			if err != nil {
-				return err
-			}
-			if dryRun {
-				_, err := io.WriteString(cmd.OutOrStdout(), script)
-				return err
-			}
-			if err := os.MkdirAll(s.Out, 0o755); err != nil {
-				return fmt.Errorf("--out: %w", err)
-			}
-			c := slurm.Client{}
-			id, err := c.Submit(cmd.Context(), s.SbatchArgv(), script)
-			if err != nil {
-				return &exitError{code: results.ExitUnevaluable, err: err}
-			}
-			dir := filepath.Join(s.Out, "job-"+id)
-			fmt.Fprintf(cmd.OutOrStdout(), "submitted job %s; results in %s\n", id, dir)
-			if !wait {
-				return nil
-			}
-			return waitAndReport(cmd, c, id, dir, poll, format, s.Job.DrainOnFail, ct.before.Amend())
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return submit(cmd, s, dryRun, wait, poll, format) },
 	}
 	f := cmd.Flags()
 	f.IntVarP(&s.Nodes, "nodes", "N", 1, "nodes in the allocation")
@@ -135,6 +75,70 @@ node could not be evaluated or never reported.`,
 	f.DurationVar(&poll, "poll", 5*time.Second, "how often --wait asks Slurm about the job")
 	f.StringVar(&format, "format", "text", "table format: text or markdown")
 	return cmd
+}
+
+// submit renders the job's script and submits it (with dryRun, prints
+// it); with wait, it follows the job and prints its tables.
+func submit(cmd *cobra.Command, s *slurm.Submission, dryRun, wait bool, poll time.Duration, format string) error {
+	if s.Gdrcheck == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		s.Gdrcheck = exe
+	}
+	abs, err := filepath.Abs(s.Out)
+	if err != nil {
+		return err
+	}
+	s.Out = abs
+	// The job reads it on its first node: an absolute path, and
+	// one that reads here, or the job would fail at its end.
+	ct := compareTo{path: s.Job.CompareTo, tolerance: s.Job.CompareTolerance}
+	if ct.path != "" {
+		if ct.path, err = filepath.Abs(ct.path); err != nil {
+			return err
+		}
+		s.Job.CompareTo = ct.path
+		if err := ct.load(); err != nil {
+			return err
+		}
+	}
+	if err := checkPromTextfile(s.Job.PromTextfile); err != nil {
+		return err
+	}
+	if s.Job.PromTextfile != "" {
+		// The batch step starts in sbatch's working directory,
+		// not necessarily this one.
+		if s.Job.PromTextfile, err = filepath.Abs(s.Job.PromTextfile); err != nil {
+			return err
+		}
+	}
+	if err := suites.CheckLabels(s.Job.Suites); err != nil {
+		return fmt.Errorf("--suites: %w", err)
+	}
+	script, err := s.Render(version)
+	if err != nil {
+		return err
+	}
+	if dryRun {
+		_, err := io.WriteString(cmd.OutOrStdout(), script)
+		return err
+	}
+	if err := os.MkdirAll(s.Out, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	c := slurm.Client{}
+	id, err := c.Submit(cmd.Context(), s.SbatchArgv(), script)
+	if err != nil {
+		return &exitError{code: results.ExitUnevaluable, err: err}
+	}
+	dir := filepath.Join(s.Out, "job-"+id)
+	fmt.Fprintf(cmd.OutOrStdout(), "submitted job %s; results in %s\n", id, dir)
+	if !wait {
+		return nil
+	}
+	return waitAndReport(cmd, c, id, dir, poll, format, s.Job.DrainOnFail, ct.before.Amend())
 }
 
 // waitAndReport follows the job to its end, collects from here what the
