@@ -23,7 +23,7 @@ type Evidence struct {
 	Paths    []Path      `json:"paths"`     // every GPU <-> NIC pair
 	GPUPairs []GPUPair   `json:"gpu_pairs"` // every GPU <-> GPU pair, from NVML
 	ACS      []ACS       `json:"acs"`       // bridges on GPU <-> preferred NIC and GPU <-> GPU paths
-	PCIe     PCIeFacts   `json:"pcie"`      // device control, AER, peer paths, platform (pcie.go)
+	PCIe     PCIeFacts   `json:"pcie"`      // device control, AER, peer paths, platform (pci_paths.go)
 	IOMMU    IOMMU       `json:"iommu"`
 	Kernel   KernelFacts `json:"kernel"`
 	// CPUCores are the node's cores in hwloc's logical order (Slurm's

@@ -25,7 +25,7 @@ type GPU struct {
 	// not say.
 	Persistence *bool `json:"persistence,omitempty"`
 	// Fabric is nvmlDeviceGetGpuFabricInfo: the GPU's registration with
-	// an NVSwitch fabric (nvmlfabric.go); nil where the library has no
+	// an NVSwitch fabric (nvml_fabric.go); nil where the library has no
 	// such call or a recording was made before gdrcheck read it.
 	Fabric *GPUFabric `json:"fabric,omitempty"`
 	// C2C is an NVLink-C2C link to the GPU's own CPU (Grace:

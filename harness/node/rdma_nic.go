@@ -37,7 +37,7 @@ type NICPort struct {
 	PhysState string  `json:"phys_state"` // ports/<n>/phys_state, e.g. LinkUp
 	RateGbps  float64 `json:"rate_gbps"`  // ports/<n>/rate
 	LinkLayer string  `json:"link_layer"` // ports/<n>/link_layer: InfiniBand or Ethernet
-	// RoCE ports only (roce.go): the non-zero GID table, the entry
+	// RoCE ports only (rdma_roce.go): the non-zero GID table, the entry
 	// NCCL's default selection takes, the netdev and its MTU, and the
 	// active MTU the kernel derives from it.
 	GIDs         []GID  `json:"gids,omitempty"`

@@ -109,7 +109,7 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 		s.file("proc/" + f)
 	}
 	s.glob("proc/driver/nvidia/gpus/*/information")
-	// The CPU model and the hypervisor flag (platform.go): the first
+	// The CPU model and the hypervisor flag (kernel_platform.go): the first
 	// CPU's cpuinfo; DMI and sys/hypervisor/type are recorded above.
 	if block, err := h.firstCPUInfo(); err == nil {
 		s.writeFile("proc/cpuinfo", []byte(block), 0o644)
@@ -182,7 +182,7 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 }
 
 // gidTables records the used entries of every port's GID table, with
-// their types and netdevs (roce.go reads them): the other entries of the
+// their types and netdevs (rdma_roce.go reads them): the other entries of the
 // 256 are zeros whose attributes the kernel refuses to read.
 func (s *snapshotter) gidTables() {
 	ports, _ := filepath.Glob(s.h.path("sys/class/infiniband/*/ports/*"))

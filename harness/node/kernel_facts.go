@@ -46,7 +46,7 @@ type KernelFacts struct {
 	// Xids are the kernel log's NVRM Xid lines that break the direct
 	// path (xidTrouble): a GPU off the bus, NVLink errors.
 	Xids []string `json:"xids,omitempty"`
-	// GDRCopy is the gdrdrv module (gdrcopy.go).
+	// GDRCopy is the gdrdrv module (kernel_gdrcopy.go).
 	GDRCopy GDRCopy `json:"gdrcopy"`
 	// Load is what keeps the NVIDIA modules from loading or from
 	// driving the GPUs: module signing, nouveau or nova_core.
