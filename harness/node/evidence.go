@@ -232,35 +232,7 @@ func Collect(h Host, src Sources) *Evidence {
 		}
 	}
 
-	// NVML that cannot be used leaves the GPUs to sysfs: their links,
-	// NUMA nodes, paths, ACS and IOMMU are still judged.
-	var nf NVMLFacts
-	nvmlOK := false
-	nvmlErr := src.NVMLErr
-	switch {
-	case src.NVML != nil:
-		if nf, err = CollectNVML(src.NVML); err == nil {
-			nvmlOK = true
-		} else {
-			nvmlErr = err
-		}
-	case nvmlErr == nil:
-		nvmlErr = fmt.Errorf("%w: no NVML source", ErrNVML)
-	}
-	e.Host.DriverVersion = nf.DriverVersion
-	e.Host.NVMLVersion = nf.NVMLVersion
-	e.Host.CUDADriverVersion = nf.CUDADriverVersion
-	if e.Host.DriverVersion == "" {
-		e.Host.DriverVersion = procDriverVersion(h)
-	}
-	if !nvmlOK {
-		lib := src.NVMLLibrary
-		if lib == "" && h.Live() {
-			lib = loadedLibrary("libnvidia-ml.so")
-		}
-		e.incomplete(SourceNVML, nvmlErr, nvmlCause(nvmlErr, procDriverVersion(h), lib))
-	}
-
+	nf, nvmlOK := e.collectNVML(h, src)
 	e.GPUs, e.NVMLOnly, err = mergeGPUs(h, nf.GPUs, sysGPUs)
 	if err != nil {
 		e.problem("sysfs", true, err)
@@ -313,6 +285,38 @@ func Collect(h Host, src Sources) *Evidence {
 		e.Overrides = &o
 	}
 	return e
+}
+
+// collectNVML reads NVML's facts and the versions it gives the host.
+// NVML that cannot be used leaves the GPUs to sysfs: their links, NUMA
+// nodes, paths, ACS and IOMMU are still judged; ok says it could be used.
+func (e *Evidence) collectNVML(h Host, src Sources) (nf NVMLFacts, ok bool) {
+	nvmlErr := src.NVMLErr
+	switch {
+	case src.NVML != nil:
+		var err error
+		if nf, err = CollectNVML(src.NVML); err == nil {
+			ok = true
+		} else {
+			nvmlErr = err
+		}
+	case nvmlErr == nil:
+		nvmlErr = fmt.Errorf("%w: no NVML source", ErrNVML)
+	}
+	e.Host.DriverVersion = nf.DriverVersion
+	e.Host.NVMLVersion = nf.NVMLVersion
+	e.Host.CUDADriverVersion = nf.CUDADriverVersion
+	if e.Host.DriverVersion == "" {
+		e.Host.DriverVersion = procDriverVersion(h)
+	}
+	if !ok {
+		lib := src.NVMLLibrary
+		if lib == "" && h.Live() {
+			lib = loadedLibrary("libnvidia-ml.so")
+		}
+		e.incomplete(SourceNVML, nvmlErr, nvmlCause(nvmlErr, procDriverVersion(h), lib))
+	}
+	return nf, ok
 }
 
 // mergeGPUs joins NVML's GPUs with sysfs's by bus id; sysfs adds NUMA, CPU
