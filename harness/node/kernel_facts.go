@@ -116,7 +116,7 @@ func (h Host) Kernel() (KernelFacts, error) {
 	if _, ok := clients["nv_mem"]; ok && k.Peermem.Loaded {
 		k.Peermem.Registered, k.Peermem.Client = true, "nv_mem"
 	}
-	k.GDRCopy = h.gdrcopy()
+	k.GDRCopy = h.GDRCopy()
 	lines, readable := h.kernelLog()
 	k.LogReadable = readable
 	for _, l := range lines {

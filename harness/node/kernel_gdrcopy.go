@@ -26,8 +26,11 @@ type GDRCopy struct {
 // character major.
 func (g GDRCopy) Present() bool { return g.Loaded || g.Major != 0 }
 
-// gdrcopy reads gdrdrv's traces; absent ones are facts, not errors.
-func (h Host) gdrcopy() GDRCopy {
+// GDRCopy reads gdrdrv's traces; absent ones are facts, not errors. It is
+// gdrdrv's one reader: the kernel facts hold what it reads, and the mpi
+// facts (harness/mpi) are fed from it, so the kernel and mpi suites judge
+// one source.
+func (h Host) GDRCopy() GDRCopy {
 	var g GDRCopy
 	if _, err := os.Stat(h.sys("module", "gdrdrv")); err == nil {
 		g.Loaded = true
