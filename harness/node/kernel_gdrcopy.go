@@ -15,11 +15,11 @@ type GDRCopy struct {
 	Version string `json:"version,omitempty"` // sys/module/gdrdrv/version
 	// Major is the character major gdrdrv registered ("gdrdrv" in
 	// proc/devices); 0 when it registered none.
-	Major uint32 `json:"major,omitempty"`
+	Major uint32 `json:"major,omitempty"` // proc/devices; optional
 	// DevNode: dev/gdrdrv exists, the node gdr_open() opens; gdrdrv's
 	// insmod script makes it, udev may not. nil where the root has no
 	// dev/ (a recording made before gdrcheck kept device names).
-	DevNode *bool `json:"dev_node,omitempty"`
+	DevNode *bool `json:"dev_node,omitempty"` // dev/gdrdrv; optional
 }
 
 // Present says the module is in the kernel: its sys/module entry or its

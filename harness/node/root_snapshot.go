@@ -25,10 +25,10 @@ var pciAttrs = []string{
 // SnapshotMeta is gdrcheck/snapshot.json: when and by what a recording was
 // made.
 type SnapshotMeta struct {
-	Taken    time.Time `json:"taken"`
-	Hostname string    `json:"hostname"`
-	Tool     string    `json:"tool"`
-	Problems []string  `json:"problems,omitempty"`
+	Taken    time.Time `json:"taken"`              // the clock when the snapshot began
+	Hostname string    `json:"hostname"`           // proc/sys/kernel/hostname
+	Tool     string    `json:"tool"`               // "gdrcheck <version>"
+	Problems []string  `json:"problems,omitempty"` // what could not be read or recorded; optional
 }
 
 // Snapshot records the parts of the host the collectors read into dst:
