@@ -225,7 +225,7 @@ func (r *nodeRun) benchmarks() {
 	sc.UCXOrMPI, sc.UCXOrMPILooked = mpi.Installed(h.Root(), h.Live()), true
 	var mpiBench []results.Run
 	if slices.Contains(opt.Suites, "mpi") {
-		f := mpi.Collect(h.Root(), h.Live())
+		f := mpi.Collect(h.Root(), h.Live(), h.GDRCopy())
 		sc.MPI = &f
 		printMisbuilds(opt.Progress, f, nicNames(ev))
 		if ev.Fatal() == nil {

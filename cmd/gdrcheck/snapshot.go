@@ -64,7 +64,7 @@ ticket); anything else writes a directory. Run it as root: PCI config space
 			}
 			// The mpi suite's commands run here, on the live host,
 			// so that a replay judges what they printed.
-			if err := mpi.Record(dir, mpi.Collect("/", true)); err != nil {
+			if err := mpi.Record(dir, mpi.Collect("/", true, h.GDRCopy())); err != nil {
 				return err
 			}
 			for _, p := range meta.Problems {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/ucx"
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
@@ -39,8 +40,10 @@ var (
 
 // Collect reads the node's MPI and UCX under root. On the live host it
 // runs ompi_info and ucx_info from PATH; under a recording it reads their
-// recorded output (Recording), and Recorded is false without one.
-func Collect(root string, live bool) Facts {
+// recorded output (Recording), and Recorded is false without one. gdr is
+// what harness/node read of gdrdrv under the same root (Host.GDRCopy): the
+// mpi facts do not read it again.
+func Collect(root string, live bool, gdr node.GDRCopy) Facts {
 	f := Facts{}
 	if live {
 		f.Recorded = true
@@ -61,7 +64,7 @@ func Collect(root string, live bool) Facts {
 		}
 	}
 	f.UCXModules, f.Errors = moduleDirs(root, live, f.Errors)
-	f.GDRDrv = exists(filepath.Join(root, "sys", "module", "gdrdrv"))
+	f.GDRDrv = gdr.Loaded
 	return f
 }
 
@@ -128,11 +131,6 @@ func moduleDirs(root string, live bool, errs []string) ([]ModuleDir, []string) {
 	return out, errs
 }
 
-func exists(p string) bool {
-	_, err := os.Lstat(p)
-	return err == nil
-}
-
 // capWriter keeps the first lim bytes written and counts the rest.
 type capWriter struct {
 	buf  bytes.Buffer
@@ -180,37 +178,18 @@ func run(argv []string) Command {
 }
 
 // Record writes what Collect needs of the live host into a snapshot at
-// dst: the commands' output, the module files as empty files where they
-// lie, and the gdrdrv module's directory.
+// dst, through the node snapshot's writer: the commands' output and the
+// module files as empty files where they lie. gdrdrv's traces are the node
+// snapshot's (node.Host.Snapshot records sys/module/gdrdrv).
 func Record(dst string, f Facts) error {
+	w := node.NewSnapshotWriter(dst)
 	for _, d := range f.UCXModules {
 		for _, name := range d.Files {
-			if err := writeFile(dst, path.Join(d.Dir, name), nil); err != nil {
-				return err
-			}
-		}
-	}
-	if f.GDRDrv {
-		if err := os.MkdirAll(filepath.Join(dst, "sys", "module", "gdrdrv"), 0o755); err != nil {
-			return err
+			w.WriteFile(path.Join(d.Dir, name), nil)
 		}
 	}
 	rec := f
 	rec.UCXModules, rec.Errors = nil, nil
-	b, err := json.MarshalIndent(rec, "", "  ")
-	if err != nil {
-		return err
-	}
-	return writeFile(dst, Recording, append(b, '\n'))
-}
-
-func writeFile(dst, rel string, b []byte) error {
-	p := filepath.Join(dst, filepath.FromSlash(path.Clean("/"+rel)))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		return fmt.Errorf("recording %s: %w", rel, err)
-	}
-	return nil
+	w.JSON(Recording, rec)
+	return w.Err()
 }

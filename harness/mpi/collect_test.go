@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
 )
 
 // Record and Collect round-trip: a snapshot of a live host replays as the
@@ -28,23 +30,49 @@ func TestRecordReplays(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dst, "usr/lib/x86_64-linux-gnu/ucx/README"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := Collect(dst, false)
+	got := Collect(dst, false, node.GDRCopy{Loaded: true})
 	if !got.Recorded || got.OMPIInfo.Output != want.OMPIInfo.Output || got.MPICH().Version != "4.2.0" || !got.GDRDrv || got.UCXTLS != want.UCXTLS || len(got.Errors) > 0 ||
 		len(got.UCXModules) != 1 || !slices.Equal(got.UCXModules[0].Files, want.UCXModules[0].Files) || !slices.Equal(got.UCXModules[0].Modules, want.UCXModules[0].Modules) {
 		t.Errorf("replay:\n got %+v\nwant %+v", got, want)
 	}
-	if f := Collect(t.TempDir(), false); f.Recorded || f.UCXPresent() {
+	if f := Collect(t.TempDir(), false, node.GDRCopy{}); f.Recorded || f.UCXPresent() {
 		t.Errorf("empty recording: %+v", f)
+	}
+}
+
+// gdrdrv has one reader, harness/node's: Collect takes what it read, not
+// the recorded bool or the tree, and Record leaves gdrdrv's traces to the
+// node snapshot.
+func TestGDRDrvIsWhatTheNodeRead(t *testing.T) {
+	dst := t.TempDir()
+	if err := Record(dst, Facts{GDRDrv: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "sys/module/gdrdrv")); err == nil {
+		t.Error("Record wrote sys/module/gdrdrv, the node snapshot's")
+	}
+	if f := Collect(dst, false, node.GDRCopy{}); f.GDRDrv {
+		t.Errorf("the recorded gdrdrv=true was taken over the node's reading: %+v", f)
+	}
+	if err := os.MkdirAll(filepath.Join(dst, "sys/module/gdrdrv"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if f := Collect(dst, false, node.GDRCopy{}); f.GDRDrv {
+		t.Errorf("sys/module/gdrdrv was read again: %+v", f)
+	}
+	if f := Collect(dst, false, node.GDRCopy{Loaded: true, Major: 509}); !f.GDRDrv {
+		t.Errorf("the node's gdrdrv was dropped: %+v", f)
 	}
 }
 
 // A recording whose mpi.json is not JSON says so, naming the file.
 func TestCollectBadRecording(t *testing.T) {
 	dst := t.TempDir()
-	if err := writeFile(dst, Recording, []byte("{not json")); err != nil {
-		t.Fatal(err)
+	w := node.NewSnapshotWriter(dst)
+	if w.WriteFile(Recording, []byte("{not json")); w.Err() != nil {
+		t.Fatal(w.Err())
 	}
-	f := Collect(dst, false)
+	f := Collect(dst, false, node.GDRCopy{})
 	if f.Recorded || len(f.Errors) != 1 || !strings.Contains(f.Errors[0], Recording) {
 		t.Errorf("got %+v", f)
 	}

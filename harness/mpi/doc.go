@@ -2,9 +2,11 @@
 // the mpi suite names misbuilds by: Open MPI's CUDA support (ompi_info),
 // MPICH's (the configure line mpichversion prints), UCX's transport
 // modules in its library directories and its memory domains and
-// transports (ucx_info -d), and the gdrdrv module gdr_copy needs. Files
-// are read under the host root; the commands run only on the live host,
-// and a snapshot keeps their output (gdrcheck/mpi.json) for a replay.
+// transports (ucx_info -d), and whether the gdrdrv module gdr_copy needs
+// is loaded, as harness/node read it (Collect is handed it). Files are read
+// under the host root; the commands run only on the live host, and a
+// snapshot keeps their output (gdrcheck/mpi.json) for a replay, written by
+// the node snapshot's writer (node.SnapshotWriter).
 //
 // It also runs the GPU point-to-point benchmarks the cluster provides
 // (bench.go: osu_bw and osu_latency -d cuda D D, else ucx_perftest -m

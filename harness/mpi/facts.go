@@ -23,7 +23,8 @@ type Facts struct {
 	// UCXModules are the transport module files found, by directory.
 	UCXModules []ModuleDir `json:"ucx_modules,omitempty"`
 	// GDRDrv: the gdrdrv kernel module gdr_copy maps GPU memory through
-	// is loaded (sys/module/gdrdrv).
+	// is loaded (sys/module/gdrdrv), as harness/node read it
+	// (node.GDRCopy.Loaded); Collect is handed it.
 	GDRDrv bool `json:"gdrdrv"`
 	// UCXTLS is UCX_TLS as the job would inherit it, "" when unset.
 	UCXTLS string `json:"ucx_tls,omitempty"`

@@ -26,20 +26,20 @@ import (
 // whether the direct path works there, not just on the host.
 type ContainerFacts struct {
 	// Recorded marks facts read from a snapshot, not the running process.
-	Recorded bool   `json:"recorded,omitempty"`
-	Runtime  string `json:"runtime"` // docker, podman, enroot (pyxis), or none
+	Recorded bool   `json:"recorded,omitempty"` // read from gdrcheck/container.json
+	Runtime  string `json:"runtime"`            // ENROOT_ROOTFS, PYXIS_VERSION, /etc/enroot, /.dockerenv, /run/.containerenv: docker, podman, enroot (pyxis), or none
 	// Devices are the nodes the GPUs and rail NICs need, in order.
-	Devices []DeviceNode `json:"devices"`
+	Devices []DeviceNode `json:"devices"` // /dev as found when gdrcheck started (DeviceView)
 	// Memlock is RLIMIT_MEMLOCK in bytes; nil soft/hard means unlimited.
-	MemlockSoft *uint64           `json:"memlock_soft,omitempty"`
-	MemlockHard *uint64           `json:"memlock_hard,omitempty"`
-	CapIPCLock  bool              `json:"cap_ipc_lock"`      // CAP_IPC_LOCK in CapEff of /proc/self/status
-	CapEff      string            `json:"cap_eff,omitempty"` // the raw mask
-	InfiniBand  []string          `json:"infiniband"`        // /sys/class/infiniband as seen here
-	Env         map[string]string `json:"env,omitempty"`     // NVIDIA_VISIBLE_DEVICES, MELLANOX_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES
+	MemlockSoft *uint64           `json:"memlock_soft,omitempty"` // getrlimit(RLIMIT_MEMLOCK) rlim_cur; optional
+	MemlockHard *uint64           `json:"memlock_hard,omitempty"` // getrlimit(RLIMIT_MEMLOCK) rlim_max; optional
+	CapIPCLock  bool              `json:"cap_ipc_lock"`           // CAP_IPC_LOCK in CapEff of /proc/self/status
+	CapEff      string            `json:"cap_eff,omitempty"`      // the raw CapEff mask of /proc/self/status
+	InfiniBand  []string          `json:"infiniband"`             // /sys/class/infiniband as seen here
+	Env         map[string]string `json:"env,omitempty"`          // this process's environment: NVIDIA_VISIBLE_DEVICES, MELLANOX_VISIBLE_DEVICES, CUDA_VISIBLE_DEVICES
 	// NoGPU is set when no GPU of the node is exposed to this process at
 	// all; nil when some is, or when the host has none to expose.
-	NoGPU *HiddenGPUs `json:"no_gpu,omitempty"`
+	NoGPU *HiddenGPUs `json:"no_gpu,omitempty"` // from Devices, the evidence and NVML; optional
 }
 
 // HiddenGPUs is a container that was given none of the node's GPUs: the
@@ -47,36 +47,36 @@ type ContainerFacts struct {
 // node (as found before NVML ran) and NVML does not answer. It is a fact
 // about the container, not a node that cannot be evaluated.
 type HiddenGPUs struct {
-	HostGPUs int    `json:"host_gpus"`        // NVIDIA GPUs in sysfs
+	HostGPUs int    `json:"host_gpus"`        // NVIDIA GPUs in sys/bus/pci/devices
 	Driver   string `json:"driver,omitempty"` // the driver this kernel runs (proc/driver/nvidia/version); empty if none shows
-	NVML     string `json:"nvml"`             // NVML's failure here
+	NVML     string `json:"nvml"`             // NVML's failure here (the nvml problem of the evidence)
 	// NoLibrary: libnvidia-ml.so.1 is not reachable, which the runtime's
 	// hook (or CDI spec) mounts in along with the device nodes.
-	NoLibrary bool `json:"no_library"`
+	NoLibrary bool `json:"no_library"` // NVML failed ERROR_LIBRARY_NOT_FOUND
 }
 
 // DeviceNode is one /dev entry GPUDirect needs.
 type DeviceNode struct {
-	Path     string `json:"path"`
-	For      string `json:"for"` // the GPU or NIC it serves, or "all GPUs"
-	Present  bool   `json:"present"`
-	Openable bool   `json:"openable"`
-	Error    string `json:"error,omitempty"` // why it could not be opened
-	Errno    int    `json:"errno,omitempty"`
+	Path     string `json:"path"`            // /dev/nvidiaN, /dev/nvidiactl, /dev/infiniband/uverbsN...
+	For      string `json:"for"`             // the GPU or NIC it serves, or "all GPUs"
+	Present  bool   `json:"present"`         // stat(Path)
+	Openable bool   `json:"openable"`        // open(Path, O_RDWR)
+	Error    string `json:"error,omitempty"` // why it could not be opened; optional
+	Errno    int    `json:"errno,omitempty"` // open's errno; optional
 	// Denied is an open refused with EPERM although the node exists and
 	// root asked: a cgroup device rule, not file permissions.
-	Denied bool `json:"denied,omitempty"`
+	Denied bool `json:"denied,omitempty"` // open's EPERM
 	// NoDriver is an open refused with ENXIO or ENODEV: no driver answers
 	// the node's numbers in this kernel.
-	NoDriver bool `json:"no_driver,omitempty"`
+	NoDriver bool `json:"no_driver,omitempty"` // open's ENXIO or ENODEV
 	// Type and Number are what stat found at Path: the file type and, for
 	// a device, its numbers. An empty Type is unknown (a recording older
 	// than these fields), not wrong.
-	Type   string  `json:"type,omitempty"`
-	Number *DevNum `json:"number,omitempty"`
+	Type   string  `json:"type,omitempty"`   // stat(Path) st_mode; optional
+	Number *DevNum `json:"number,omitempty"` // stat(Path) st_rdev; optional
 	// Want is the device Path must be, from the numbers its driver
 	// registered; nil where gdrcheck expects no particular device.
-	Want *DeviceID `json:"want,omitempty"`
+	Want *DeviceID `json:"want,omitempty"` // proc/devices, proc/misc; optional
 }
 
 // TypeCharDevice is a DeviceNode.Type; the others are "block device",
@@ -85,8 +85,8 @@ const TypeCharDevice = "character device"
 
 // DevNum is a device's major and minor number.
 type DevNum struct {
-	Major uint32 `json:"major"`
-	Minor uint32 `json:"minor"`
+	Major uint32 `json:"major"` // major(st_rdev)
+	Minor uint32 `json:"minor"` // minor(st_rdev)
 }
 
 func (n DevNum) String() string { return fmt.Sprintf("%d:%d", n.Major, n.Minor) }
@@ -98,9 +98,9 @@ type DeviceID struct {
 	What string `json:"what"` // "the GPU's device node", "NVIDIA's control device"
 	// Majors are the majors it may have (a driver may register more than
 	// one); none means not known, and Unknown says why.
-	Majors  []uint32 `json:"majors,omitempty"`
-	Minor   *uint32  `json:"minor,omitempty"` // nil: any minor of those majors
-	Unknown string   `json:"unknown,omitempty"`
+	Majors  []uint32 `json:"majors,omitempty"`  // proc/devices, or the fixed ones; optional
+	Minor   *uint32  `json:"minor,omitempty"`   // nil: any minor of those majors
+	Unknown string   `json:"unknown,omitempty"` // why Majors is empty; optional
 }
 
 // Fixed numbers: the NVIDIA driver's major (NV_MAJOR_DEVICE_NUMBER) with

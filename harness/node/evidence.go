@@ -17,58 +17,58 @@ import (
 // Evidence is everything collected about one node, once per run. Suites
 // read it and never go to the host themselves.
 type Evidence struct {
-	Host     HostFacts   `json:"host"`
-	GPUs     []GPU       `json:"gpus"`
-	NICs     []NIC       `json:"nics"`
-	Paths    []Path      `json:"paths"`     // every GPU <-> NIC pair
-	GPUPairs []GPUPair   `json:"gpu_pairs"` // every GPU <-> GPU pair, from NVML
-	ACS      []ACS       `json:"acs"`       // bridges on GPU <-> preferred NIC and GPU <-> GPU paths
-	PCIe     PCIeFacts   `json:"pcie"`      // device control, AER, peer paths, platform (pcie.go)
-	IOMMU    IOMMU       `json:"iommu"`
-	Kernel   KernelFacts `json:"kernel"`
+	Host     HostFacts   `json:"host"`      // proc/sys/kernel, NVML, proc/driver/nvidia/version
+	GPUs     []GPU       `json:"gpus"`      // NVML (or gdrcheck/nvml.json) joined with sys/bus/pci/devices
+	NICs     []NIC       `json:"nics"`      // sys/class/infiniband, rdmamap (or gdrcheck/rdma.json)
+	Paths    []Path      `json:"paths"`     // every GPU <-> NIC pair, from the sys/bus/pci/devices links
+	GPUPairs []GPUPair   `json:"gpu_pairs"` // every GPU <-> GPU pair, from NVML (or gdrcheck/nvml.json)
+	ACS      []ACS       `json:"acs"`       // sys/bus/pci/devices/<bridge>/config of the bridges on GPU <-> preferred NIC and GPU <-> GPU paths
+	PCIe     PCIeFacts   `json:"pcie"`      // device control, AER, peer paths, platform (pci_paths.go)
+	IOMMU    IOMMU       `json:"iommu"`     // sys/class/iommu, sys/kernel/iommu_groups, proc/cmdline
+	Kernel   KernelFacts `json:"kernel"`    // sys/module, proc/driver/nvidia, the kernel log (kernel_facts.go)
 	// CPUCores are the node's cores in hwloc's logical order (Slurm's
 	// core indexes); empty where sysfs has no CPU topology.
-	CPUCores []CPUCore `json:"cpu_cores,omitempty"`
+	CPUCores []CPUCore `json:"cpu_cores,omitempty"` // sys/devices/system/cpu/cpu*/topology; optional
 	// NCCL is the libnccl.so.2 the loader would give a program, by its
 	// file name; nil when none was found.
-	NCCL *NCCLLibrary `json:"nccl_library,omitempty"`
+	NCCL *NCCLLibrary `json:"nccl_library,omitempty"` // LD_LIBRARY_PATH and the library directories; optional
 	// Overrides are the NCCL, UCX and MCA settings a job here inherits;
 	// nil where there are none.
-	Overrides *Overrides `json:"overrides,omitempty"`
+	Overrides *Overrides `json:"overrides,omitempty"` // the environment, etc/nccl.conf and the like (overrides.go); optional
 	// CUDA and Verbs are filled by ProbeGPUDirect, only for the suites
 	// that need them (Probed).
-	Probed bool       `json:"probed"`
-	CUDA   CUDAFacts  `json:"cuda"`
-	Verbs  VerbsFacts `json:"verbs"`
+	Probed bool       `json:"probed"` // ProbeGPUDirect ran
+	CUDA   CUDAFacts  `json:"cuda"`   // libcuda.so.1 live, gdrcheck/gpudirect.json recorded
+	Verbs  VerbsFacts `json:"verbs"`  // libibverbs.so.1 live, gdrcheck/gpudirect.json recorded
 	// Container is filled for the container suite: the view from the
 	// process gdrcheck runs in.
-	Container *ContainerFacts `json:"container,omitempty"`
+	Container *ContainerFacts `json:"container,omitempty"` // this process, or gdrcheck/container.json; optional
 	// NVMLOnly are the bus ids of GPUs NVML lists that sysfs does not
 	// have: left out of GPUs, since no check can place them.
-	NVMLOnly []string  `json:"nvml_only_gpus,omitempty"`
-	Problems []Problem `json:"problems,omitempty"`
+	NVMLOnly []string  `json:"nvml_only_gpus,omitempty"` // NVML's GPUs missing from sys/bus/pci/devices; optional
+	Problems []Problem `json:"problems,omitempty"`       // every source above that failed; optional
 }
 
 // HostFacts names the node and its software.
 type HostFacts struct {
-	Hostname          string `json:"hostname"`                 // proc/sys/kernel/hostname
-	Root              string `json:"root"`                     // the --host-root read
-	Kernel            string `json:"kernel"`                   // proc/sys/kernel/osrelease, else proc/version
-	DriverVersion     string `json:"driver_version,omitempty"` // NVML, else proc/driver/nvidia/version
-	NVMLVersion       string `json:"nvml_version,omitempty"`
-	CUDADriverVersion int    `json:"cuda_driver_version,omitempty"`
+	Hostname          string `json:"hostname"`                      // proc/sys/kernel/hostname
+	Root              string `json:"root"`                          // the --host-root read, or the label Relabel gave it
+	Kernel            string `json:"kernel"`                        // proc/sys/kernel/osrelease, else proc/version
+	DriverVersion     string `json:"driver_version,omitempty"`      // NVML, else proc/driver/nvidia/version
+	NVMLVersion       string `json:"nvml_version,omitempty"`        // nvmlSystemGetNVMLVersion; optional
+	CUDADriverVersion int    `json:"cuda_driver_version,omitempty"` // nvmlSystemGetCudaDriverVersion; optional
 }
 
 // Path is the PCIe path between one GPU and one NIC.
 type Path struct {
-	GPU       string    `json:"gpu"` // bus id
-	GPUIndex  int       `json:"gpu_index"`
-	NIC       string    `json:"nic"`
-	NICBusID  string    `json:"nic_bus_id"`
-	Class     PathClass `json:"path"`
-	SameNUMA  bool      `json:"same_numa"`
-	Preferred bool      `json:"preferred"` // the closest NIC of this GPU
-	Bridges   []string  `json:"bridges,omitempty"`
+	GPU       string    `json:"gpu"`               // bus id, as GPU.BusID
+	GPUIndex  int       `json:"gpu_index"`         // as GPU.Index
+	NIC       string    `json:"nic"`               // as NIC.Name
+	NICBusID  string    `json:"nic_bus_id"`        // as NIC.BusID
+	Class     PathClass `json:"path"`              // Classify over both sys/bus/pci/devices links and numa_node
+	SameNUMA  bool      `json:"same_numa"`         // sys/bus/pci/devices/<bus id>/numa_node of both
+	Preferred bool      `json:"preferred"`         // the closest NIC of this GPU
+	Bridges   []string  `json:"bridges,omitempty"` // PathBridges over both links; optional
 }
 
 // Problem is evidence that could not be collected. Fatal problems mean the
@@ -78,13 +78,13 @@ type Path struct {
 // others answered and the run exits 2. The rest leave a gap that the
 // specs needing it report.
 type Problem struct {
-	Source     string `json:"source"` // nvml, libcuda, libibverbs, gpus, sysfs, rdmamap, acs...
-	Message    string `json:"message"`
-	Fatal      bool   `json:"fatal"`
-	Incomplete bool   `json:"incomplete,omitempty"`
+	Source     string `json:"source"`               // nvml, libcuda, libibverbs, gpus, sysfs, rdmamap, acs...
+	Message    string `json:"message"`              // the source's error, naming its file or call
+	Fatal      bool   `json:"fatal"`                // no spec can run
+	Incomplete bool   `json:"incomplete,omitempty"` // the node is judged in part
 	// Cause is the likely cause and what to do, where the error is a
 	// known one.
-	Cause string `json:"cause,omitempty"`
+	Cause string `json:"cause,omitempty"` // optional
 }
 
 // String is the message and, where known, its likely cause.
@@ -232,35 +232,7 @@ func Collect(h Host, src Sources) *Evidence {
 		}
 	}
 
-	// NVML that cannot be used leaves the GPUs to sysfs: their links,
-	// NUMA nodes, paths, ACS and IOMMU are still judged.
-	var nf NVMLFacts
-	nvmlOK := false
-	nvmlErr := src.NVMLErr
-	switch {
-	case src.NVML != nil:
-		if nf, err = CollectNVML(src.NVML); err == nil {
-			nvmlOK = true
-		} else {
-			nvmlErr = err
-		}
-	case nvmlErr == nil:
-		nvmlErr = fmt.Errorf("%w: no NVML source", ErrNVML)
-	}
-	e.Host.DriverVersion = nf.DriverVersion
-	e.Host.NVMLVersion = nf.NVMLVersion
-	e.Host.CUDADriverVersion = nf.CUDADriverVersion
-	if e.Host.DriverVersion == "" {
-		e.Host.DriverVersion = procDriverVersion(h)
-	}
-	if !nvmlOK {
-		lib := src.NVMLLibrary
-		if lib == "" && h.Live() {
-			lib = loadedLibrary("libnvidia-ml.so")
-		}
-		e.incomplete(SourceNVML, nvmlErr, nvmlCause(nvmlErr, procDriverVersion(h), lib))
-	}
-
+	nf, nvmlOK := e.collectNVML(h, src)
 	e.GPUs, e.NVMLOnly, err = mergeGPUs(h, nf.GPUs, sysGPUs)
 	if err != nil {
 		e.problem("sysfs", true, err)
@@ -313,6 +285,38 @@ func Collect(h Host, src Sources) *Evidence {
 		e.Overrides = &o
 	}
 	return e
+}
+
+// collectNVML reads NVML's facts and the versions it gives the host.
+// NVML that cannot be used leaves the GPUs to sysfs: their links, NUMA
+// nodes, paths, ACS and IOMMU are still judged; ok says it could be used.
+func (e *Evidence) collectNVML(h Host, src Sources) (nf NVMLFacts, ok bool) {
+	nvmlErr := src.NVMLErr
+	switch {
+	case src.NVML != nil:
+		var err error
+		if nf, err = CollectNVML(src.NVML); err == nil {
+			ok = true
+		} else {
+			nvmlErr = err
+		}
+	case nvmlErr == nil:
+		nvmlErr = fmt.Errorf("%w: no NVML source", ErrNVML)
+	}
+	e.Host.DriverVersion = nf.DriverVersion
+	e.Host.NVMLVersion = nf.NVMLVersion
+	e.Host.CUDADriverVersion = nf.CUDADriverVersion
+	if e.Host.DriverVersion == "" {
+		e.Host.DriverVersion = procDriverVersion(h)
+	}
+	if !ok {
+		lib := src.NVMLLibrary
+		if lib == "" && h.Live() {
+			lib = loadedLibrary("libnvidia-ml.so")
+		}
+		e.incomplete(SourceNVML, nvmlErr, nvmlCause(nvmlErr, procDriverVersion(h), lib))
+	}
+	return nf, ok
 }
 
 // mergeGPUs joins NVML's GPUs with sysfs's by bus id; sysfs adds NUMA, CPU

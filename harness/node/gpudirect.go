@@ -11,43 +11,43 @@ import (
 
 // CUDAFacts are libcuda's answers about each GPU's peer-memory support.
 type CUDAFacts struct {
-	Available     bool      `json:"available"`
-	Error         string    `json:"error,omitempty"`          // why libcuda could not be used
+	Available     bool      `json:"available"`                // libcuda.so.1 opened, cuInit and cuDeviceGetCount answered (live, or gdrcheck/gpudirect.json)
+	Error         string    `json:"error,omitempty"`          // why libcuda could not be used; optional
 	DriverVersion int       `json:"driver_version,omitempty"` // cuDriverGetVersion, e.g. 13000
-	GPUs          []CUDAGPU `json:"gpus,omitempty"`
+	GPUs          []CUDAGPU `json:"gpus,omitempty"`           // one per cuDeviceGetCount ordinal
 }
 
 // CUDAGPU is one device's GPUDirect attributes and the proof that its
 // memory exports as a dma-buf. Attributes are nil when the driver does not
 // know them.
 type CUDAGPU struct {
-	Ordinal            int          `json:"ordinal"`
+	Ordinal            int          `json:"ordinal"`                         // the CUDA device ordinal
 	BusID              string       `json:"bus_id"`                          // cuDeviceGetPCIBusId
-	GDRSupported       *int         `json:"gpu_direct_rdma_supported"`       // attribute 116
-	FlushWritesOptions *int         `json:"gpu_direct_rdma_flush_writes"`    // attribute 117
-	WritesOrdering     *int         `json:"gpu_direct_rdma_writes_ordering"` // attribute 118: 0, 100 owner, 200 all devices
-	DMABufSupported    *int         `json:"dma_buf_supported"`               // attribute 124
-	Export             DMABufExport `json:"dma_buf_export"`
+	GDRSupported       *int         `json:"gpu_direct_rdma_supported"`       // cuDeviceGetAttribute 116; optional
+	FlushWritesOptions *int         `json:"gpu_direct_rdma_flush_writes"`    // cuDeviceGetAttribute 117; optional
+	WritesOrdering     *int         `json:"gpu_direct_rdma_writes_ordering"` // cuDeviceGetAttribute 118; optional: 0, 100 owner, 200 all devices
+	DMABufSupported    *int         `json:"dma_buf_supported"`               // cuDeviceGetAttribute 124; optional
+	Export             DMABufExport `json:"dma_buf_export"`                  // cuMemGetHandleForAddressRange
 }
 
 // DMABufExport is the result of cuMemGetHandleForAddressRange on a fresh
 // device allocation.
 type DMABufExport struct {
-	Tried bool   `json:"tried"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error,omitempty"`
-	Bytes int    `json:"bytes,omitempty"`
+	Tried bool   `json:"tried"`           // the GPU had a bus id (cuDeviceGetPCIBusId)
+	OK    bool   `json:"ok"`              // cuMemGetHandleForAddressRange gave a dma-buf fd
+	Error string `json:"error,omitempty"` // its error, or cuMemAlloc's; optional
+	Bytes int    `json:"bytes,omitempty"` // the allocation exported; optional
 }
 
 // VerbsFacts are libibverbs' answers and the registration proof.
 type VerbsFacts struct {
-	Available       bool           `json:"available"`
-	Error           string         `json:"error,omitempty"`
+	Available       bool           `json:"available"`                   // libibverbs.so.1 opened (live, or gdrcheck/gpudirect.json)
+	Error           string         `json:"error,omitempty"`             // why it could not be used, or ibv_get_device_list failed; optional
 	Library         string         `json:"library,omitempty"`           // the file dlopen loaded
 	RDMACoreVersion int            `json:"rdma_core_version,omitempty"` // from the library's file name
-	HasRegDMABufMR  bool           `json:"has_ibv_reg_dmabuf_mr"`
-	Devices         []string       `json:"devices,omitempty"` // ibv_get_device_list
-	Registrations   []Registration `json:"registrations,omitempty"`
+	HasRegDMABufMR  bool           `json:"has_ibv_reg_dmabuf_mr"`       // dlsym ibv_reg_dmabuf_mr
+	Devices         []string       `json:"devices,omitempty"`           // ibv_get_device_list
+	Registrations   []Registration `json:"registrations,omitempty"`     // ibv_reg_dmabuf_mr and ibv_reg_mr per GPU and rail NIC
 }
 
 // Registration paths.
@@ -58,11 +58,11 @@ const (
 
 // Registration is one attempt to register a GPU buffer with a NIC.
 type Registration struct {
-	GPU   string `json:"gpu"` // bus id
-	NIC   string `json:"nic"`
-	Path  string `json:"path"`
-	OK    bool   `json:"ok"`
-	Error string `json:"error,omitempty"` // errno text
+	GPU   string `json:"gpu"`             // bus id (cuDeviceGetPCIBusId)
+	NIC   string `json:"nic"`             // the RDMA device, as ibv_get_device_list names it
+	Path  string `json:"path"`            // PathDMABuf or PathPeermem
+	OK    bool   `json:"ok"`              // ibv_reg_dmabuf_mr or ibv_reg_mr succeeded
+	Error string `json:"error,omitempty"` // errno text; optional
 }
 
 // GPUDirectProbe asks libcuda and libibverbs what the peer-memory paths can
@@ -74,8 +74,8 @@ type GPUDirectProbe interface {
 
 // GPUDirectRecording is gdrcheck/gpudirect.json in a snapshot.
 type GPUDirectRecording struct {
-	CUDA  CUDAFacts  `json:"cuda"`
-	Verbs VerbsFacts `json:"verbs"`
+	CUDA  CUDAFacts  `json:"cuda"`  // the live libcuda probe's answers
+	Verbs VerbsFacts `json:"verbs"` // the live libibverbs probe's answers
 }
 
 // Probe answers from the recording; the rails are those of the recorded

@@ -20,23 +20,23 @@ type Overrides struct {
 	// then NCCL_CONF_FILE (else ~/.nccl.conf), then /etc/nccl.conf, then
 	// the MCA files. NCCL lets the first one of a name win (a file never
 	// overrides the environment); Shadowed marks the others.
-	Settings []Setting `json:"settings,omitempty"`
+	Settings []Setting `json:"settings,omitempty"` // the environment, NCCL_CONF_FILE or ~/.nccl.conf, etc/nccl.conf, etc/openmpi/openmpi-mca-params.conf, ~/.openmpi/mca-params.conf
 	// Topo is the topology file NCCL_TOPO_FILE names, read; nil where it
 	// is not set.
-	Topo *TopoFile `json:"topo_file,omitempty"`
+	Topo *TopoFile `json:"topo_file,omitempty"` // NCCL_TOPO_FILE's file; optional
 	// Unreadable are the files that are there but could not be read,
 	// each with why.
-	Unreadable []string `json:"unreadable,omitempty"`
+	Unreadable []string `json:"unreadable,omitempty"` // optional
 }
 
 // Setting is one NAME=value and where it came from.
 type Setting struct {
-	Name     string `json:"name" yaml:"name"`
-	Value    string `json:"value" yaml:"value"`
-	Source   string `json:"source" yaml:"source"`                 // "environment" or the host path: /etc/nccl.conf
-	Line     int    `json:"line,omitempty" yaml:"line,omitempty"` // in Source, from 1
-	Shadowed bool   `json:"shadowed,omitempty" yaml:"shadowed,omitempty"`
-	MCA      bool   `json:"mca,omitempty" yaml:"mca,omitempty"` // an Open MPI MCA parameter
+	Name     string `json:"name" yaml:"name"`                             // NAME of NAME=value, or the MCA parameter
+	Value    string `json:"value" yaml:"value"`                           // value, as Source has it
+	Source   string `json:"source" yaml:"source"`                         // "environment" or the host path: /etc/nccl.conf
+	Line     int    `json:"line,omitempty" yaml:"line,omitempty"`         // in Source, from 1
+	Shadowed bool   `json:"shadowed,omitempty" yaml:"shadowed,omitempty"` // an earlier source set Name
+	MCA      bool   `json:"mca,omitempty" yaml:"mca,omitempty"`           // an Open MPI MCA parameter
 }
 
 // Where names the setting's origin for a message: "/etc/nccl.conf line 3".

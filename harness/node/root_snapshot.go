@@ -1,7 +1,6 @@
 package node
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,10 +25,10 @@ var pciAttrs = []string{
 // SnapshotMeta is gdrcheck/snapshot.json: when and by what a recording was
 // made.
 type SnapshotMeta struct {
-	Taken    time.Time `json:"taken"`
-	Hostname string    `json:"hostname"`
-	Tool     string    `json:"tool"`
-	Problems []string  `json:"problems,omitempty"`
+	Taken    time.Time `json:"taken"`              // the clock when the snapshot began
+	Hostname string    `json:"hostname"`           // proc/sys/kernel/hostname
+	Tool     string    `json:"tool"`               // "gdrcheck <version>"
+	Problems []string  `json:"problems,omitempty"` // what could not be read or recorded; optional
 }
 
 // Snapshot records the parts of the host the collectors read into dst:
@@ -40,32 +39,67 @@ type SnapshotMeta struct {
 // replays it on any machine. src.GPUDirect, when set, is run and its
 // answers recorded too.
 func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, error) {
-	lib := src.NVML
 	// /dev before NVML runs: it creates the device nodes it misses.
 	var view DeviceView
 	if h.Live() {
 		view = ObserveDevices()
 	}
-	s := &snapshotter{h: h, dst: dst, done: map[string]bool{}}
+	s := &snapshotter{h: h, w: NewSnapshotWriter(dst), done: map[string]bool{}}
 	meta := SnapshotMeta{Taken: time.Now().UTC(), Tool: tool}
 	meta.Hostname, _ = readString(h.proc("sys", "kernel", "hostname"))
+	if err := s.pciDevices(); err != nil {
+		return meta, err
+	}
+	s.rdmaClasses()
+	s.iommu()
+	s.modules()
+	s.ncclFiles()
+	s.procAndCPU()
+	s.deviceNames()
+	rec := s.nvml(src)
+	s.rdmaMap()
+	s.probed(src, rec, view)
+	s.kernelLog()
+	meta.Problems = s.problems
+	s.w.JSON("gdrcheck/snapshot.json", meta)
+	return meta, s.w.Err()
+}
 
-	devs, err := os.ReadDir(h.sys("bus", "pci", "devices"))
+// pciDevices records every PCI function with the bridges above it.
+func (s *snapshotter) pciDevices() error {
+	dir := s.h.sys("bus", "pci", "devices")
+	devs, err := os.ReadDir(dir)
 	if err != nil {
-		return meta, fmt.Errorf("reading %q: %w", h.sys("bus", "pci", "devices"), err)
+		return fmt.Errorf("reading %q: %w", dir, err)
 	}
 	for _, d := range devs {
 		s.pciDevice(d.Name())
 	}
+	return nil
+}
+
+// rdmaClasses records the RDMA devices, their used GIDs, their verbs, MAD
+// and CM nodes, and the network devices.
+func (s *snapshotter) rdmaClasses() {
 	s.globLinksAndTrees("sys/class/infiniband/*", 6)
 	s.gidTables()
 	s.globLinksAndTrees("sys/class/infiniband_verbs/*", 1)
 	s.globLinksAndTrees("sys/class/infiniband_mad/*", 1)
 	s.globLinksAndTrees("sys/class/infiniband_cm/*", 1)
 	s.globLinksAndTrees("sys/class/net/*", 1)
+}
+
+// iommu records the IOMMUs and each group's type and devices.
+func (s *snapshotter) iommu() {
 	s.globLinksAndTrees("sys/class/iommu/*", 0)
 	s.glob("sys/kernel/iommu_groups/*/type")
 	s.globLinks("sys/kernel/iommu_groups/*/devices/*")
+}
+
+// modules records the modules of the direct path and those that displace
+// them, the peer-memory clients, and what refuses the NVIDIA modules or
+// tells a VM.
+func (s *snapshotter) modules() {
 	for _, m := range append([]string{"nvidia", "nvidia_peermem", "nv_peer_mem", "nvidia_uvm", "ib_core", "ib_uverbs", "mlx5_core", "mlx5_ib", "gdrdrv"}, conflictingModules...) {
 		s.glob("sys/module/" + m) // loaded, whatever files it has
 		s.glob("sys/module/" + m + "/version")
@@ -73,26 +107,30 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 		s.glob("sys/module/" + m + "/parameters/*")
 	}
 	s.tree("sys/kernel/mm/memory_peers", 3)
-	// What refuses or displaces the NVIDIA modules, and tells a VM.
 	for _, f := range []string{lockdownFile, sigEnforceFile, secureBootVar, hypervisorFile, "proc/sys/kernel/numa_balancing"} {
 		s.file(f)
 	}
 	s.dmi()
-	// NCCL is told by its file names: they are recorded, the libraries
-	// (hundreds of MB) are not; so is the LD_LIBRARY_PATH searched first.
+}
+
+// ncclFiles records what a job's NCCL is told by: the library's file
+// names (the libraries, hundreds of MB, are not recorded), the
+// LD_LIBRARY_PATH searched first, the NCCL, UCX and MCA files a job would
+// inherit settings from, and the topology file NCCL_TOPO_FILE names.
+func (s *snapshotter) ncclFiles() {
+	h := s.h
 	for _, e := range h.ncclRecorded() {
 		if e.target != "" {
-			s.symlink(e.rel, e.target)
+			s.w.Symlink(e.rel, e.target)
 		} else {
-			s.writeFile(e.rel, nil, 0o644)
+			s.w.WriteFile(e.rel, nil)
 		}
 	}
 	if !h.Live() {
 		s.file(ldLibraryPathRecording)
 	} else if ld := os.Getenv("LD_LIBRARY_PATH"); ld != "" {
-		s.writeFile(ldLibraryPathRecording, []byte(ld+"\n"), 0o644)
+		s.w.WriteFile(ldLibraryPathRecording, []byte(ld+"\n"))
 	}
-	// The NCCL, UCX and MCA files a job would inherit settings from.
 	home := os.Getenv("HOME")
 	if home == "" {
 		home = "/root"
@@ -102,39 +140,49 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 	}
 	if name, real, ok := h.topoRecorded(os.Environ()); ok {
 		if b, err := readBounded(h.path(real)); err == nil {
-			s.writeFile(name, b, 0o644)
+			s.w.WriteFile(name, b)
 		}
 	}
+}
+
+// procAndCPU records the procfs files the collectors read, the first
+// CPU's cpuinfo (the CPU model and the hypervisor flag, kernel_platform.go;
+// DMI and sys/hypervisor/type are recorded by modules) and each CPU's
+// package and core, the core indexes of gres.conf.
+func (s *snapshotter) procAndCPU() {
 	for _, f := range []string{"sys/kernel/hostname", "sys/kernel/osrelease", "sys/kernel/version", "cmdline", "version", "stat", "meminfo", "devices", "misc", "driver/nvidia/version", "driver/nvidia/params"} {
 		s.file("proc/" + f)
 	}
 	s.glob("proc/driver/nvidia/gpus/*/information")
-	// The CPU model and the hypervisor flag (platform.go): the first
-	// CPU's cpuinfo; DMI and sys/hypervisor/type are recorded above.
-	if block, err := h.firstCPUInfo(); err == nil {
-		s.writeFile("proc/cpuinfo", []byte(block), 0o644)
+	if block, err := s.h.firstCPUInfo(); err == nil {
+		s.w.WriteFile("proc/cpuinfo", []byte(block))
 	}
-	// Each CPU's package and core: the core indexes of gres.conf.
 	s.glob("sys/devices/system/cpu/cpu*/topology/physical_package_id")
 	s.glob("sys/devices/system/cpu/cpu*/topology/core_id")
-	// Device nodes are recorded by name under dev/, where rdmamap looks
-	// for them; what each is (type, numbers) and whether it opened goes
-	// into the container recording.
+}
+
+// deviceNames records device nodes by name under dev/, where rdmamap
+// looks for them; what each is (type, numbers) and whether it opened goes
+// into the container recording.
+func (s *snapshotter) deviceNames() {
 	for _, pat := range []string{"dev/infiniband/*", "dev/nvidia*", "dev/gdrdrv"} {
-		matches, _ := filepath.Glob(h.path(pat))
+		matches, _ := filepath.Glob(s.h.path(pat))
 		for _, m := range matches {
-			rel, _ := filepath.Rel(h.root, m)
-			s.writeFile(rel, nil, 0o644)
+			rel, _ := filepath.Rel(s.h.root, m)
+			s.w.WriteFile(rel, nil)
 		}
 	}
+}
 
+// nvml records NVML's answers, or the return code it failed with, so the
+// replay fails the same way.
+func (s *snapshotter) nvml(src Sources) NVMLRecording {
 	rec := NVMLRecording{Library: src.NVMLLibrary}
-	f, err := CollectNVML(lib)
-	if rec.Library == "" && h.Live() {
+	f, err := CollectNVML(src.NVML)
+	if rec.Library == "" && s.h.Live() {
 		rec.Library = loadedLibrary("libnvidia-ml.so")
 	}
 	if err != nil {
-		// Record the return code, so the replay fails the same way.
 		rec.InitError = returnName(nvml.ERROR_UNKNOWN)
 		var ne *NVMLError
 		if errors.As(err, &ne) {
@@ -144,45 +192,53 @@ func (h Host) Snapshot(dst string, src Sources, tool string) (SnapshotMeta, erro
 	} else {
 		rec.NVMLFacts = f
 	}
-	s.json(nvmlRecording, rec)
-	rm, err := h.RDMAMap()
+	s.w.JSON(nvmlRecording, rec)
+	return rec
+}
+
+// rdmaMap records rdmamap's answers.
+func (s *snapshotter) rdmaMap() {
+	rm, err := s.h.RDMAMap()
 	if err != nil {
 		s.problems = append(s.problems, err.Error())
 	}
-	s.json(rdmaRecording, rm)
-	// The probe registers with each GPU's rail NIC and the container facts
-	// name each GPU's node, so both need the node's evidence first.
+	s.w.JSON(rdmaRecording, rm)
+}
+
+// probed records the GPUDirect probe's answers and the container facts.
+// The probe registers with each GPU's rail NIC and the container facts
+// name each GPU's node, so both need the node's evidence first, collected
+// over the NVML answers recorded (rec).
+func (s *snapshotter) probed(src Sources, rec NVMLRecording, view DeviceView) {
+	h := s.h
 	ev := Collect(h, Sources{NVML: ReplayNVML(rec)})
 	if src.GPUDirect != nil {
 		ev.ProbeGPUDirect(src.GPUDirect, nil)
-		s.json(gpudirectRecording, GPUDirectRecording{CUDA: ev.CUDA, Verbs: ev.Verbs})
+		s.w.JSON(gpudirectRecording, GPUDirectRecording{CUDA: ev.CUDA, Verbs: ev.Verbs})
 	}
-	if h.Live() {
-		c, err := h.CollectContainer(ev, view)
-		if err != nil {
-			s.problems = append(s.problems, err.Error())
-		} else {
-			s.json(containerRecording, c)
-		}
-	} else {
+	if !h.Live() {
 		s.file(containerRecording)
+		return
 	}
-	// Only the kernel log lines about peer memory, Xids and module
-	// loading are kept: the rest of the log is none of the recipient's
-	// business.
-	if lines, ok := h.kernelLog(); ok {
-		s.writeFile(kmsgRecording, []byte(strings.Join(lines, "\n")), 0o644)
+	c, err := h.CollectContainer(ev, view)
+	if err != nil {
+		s.problems = append(s.problems, err.Error())
+		return
 	}
-	meta.Problems = s.problems
-	s.json("gdrcheck/snapshot.json", meta)
-	if s.err != nil {
-		return meta, s.err
+	s.w.JSON(containerRecording, c)
+}
+
+// kernelLog keeps only the kernel log lines about peer memory, Xids and
+// module loading: the rest of the log is none of the recipient's
+// business.
+func (s *snapshotter) kernelLog() {
+	if lines, ok := s.h.kernelLog(); ok {
+		s.w.WriteFile(kmsgRecording, []byte(strings.Join(lines, "\n")))
 	}
-	return meta, nil
 }
 
 // gidTables records the used entries of every port's GID table, with
-// their types and netdevs (roce.go reads them): the other entries of the
+// their types and netdevs (rdma_roce.go reads them): the other entries of the
 // 256 are zeros whose attributes the kernel refuses to read.
 func (s *snapshotter) gidTables() {
 	ports, _ := filepath.Glob(s.h.path("sys/class/infiniband/*/ports/*"))
@@ -224,40 +280,9 @@ var skipDirs = map[string]bool{"gids": true, "gid_attrs": true, "pkeys": true, "
 
 type snapshotter struct {
 	h        Host
-	dst      string
+	w        *SnapshotWriter
 	done     map[string]bool
 	problems []string
-	err      error // first write error: the recording is then unusable
-}
-
-func (s *snapshotter) writeFile(rel string, b []byte, mode fs.FileMode) {
-	p := filepath.Join(s.dst, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil && s.err == nil {
-		s.err = err
-	}
-	if err := os.WriteFile(p, b, mode); err != nil && s.err == nil {
-		s.err = err
-	}
-}
-
-// symlink recreates a link at rel pointing to target.
-func (s *snapshotter) symlink(rel, target string) {
-	p := filepath.Join(s.dst, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil && s.err == nil {
-		s.err = err
-	}
-	os.Remove(p)
-	if err := os.Symlink(target, p); err != nil && s.err == nil {
-		s.err = err
-	}
-}
-
-func (s *snapshotter) json(rel string, v any) {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil && s.err == nil {
-		s.err = err
-	}
-	s.writeFile(rel, append(b, '\n'), 0o644)
 }
 
 // file copies one file, or recreates one symlink, relative to the root.
@@ -279,7 +304,7 @@ func (s *snapshotter) file(rel string) {
 			s.problems = append(s.problems, err.Error())
 			return
 		}
-		s.symlink(rel, t)
+		s.w.Symlink(rel, t)
 	case fi.Mode().IsRegular():
 		b, err := readBounded(src)
 		if err != nil {
@@ -288,11 +313,9 @@ func (s *snapshotter) file(rel string) {
 			}
 			return
 		}
-		s.writeFile(rel, b, 0o644)
+		s.w.WriteFile(rel, b)
 	case fi.IsDir():
-		if err := os.MkdirAll(filepath.Join(s.dst, rel), 0o755); err != nil && s.err == nil {
-			s.err = err
-		}
+		s.w.Mkdir(rel)
 	}
 }
 

@@ -26,7 +26,7 @@ import (
 // running user can change (CheckRoot; see cmd/gdrcheck's root.go).
 //
 // Each top-level directory must keep its own links: sys/ and dev/ are also
-// bind-mounted alone over /sys and /dev for rdmamap (rdmans.go), where a
+// bind-mounted alone over /sys and /dev for rdmamap (rdma_namespace.go), where a
 // link from sys/ into the root's proc/ would reach the host's /proc. A
 // real sysfs's links stay inside it (class/infiniband/mlx5_0 ->
 // ../../devices/...), and so do a snapshot's. Links that resolve to

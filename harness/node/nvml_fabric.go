@@ -20,16 +20,16 @@ type GPUFabric struct {
 	// Return is the call's own NVML return where it failed:
 	// ERROR_NOT_SUPPORTED on a GPU in no NVSwitch fabric (PCIe parts,
 	// NVLink bridges, GPUs before Hopper, a lone GPU of an HGX).
-	Return string `json:"return,omitempty"`
+	Return string `json:"return,omitempty"` // nvmlDeviceGetGpuFabricInfo's return; optional
 	// State is NOT_SUPPORTED, NOT_STARTED, IN_PROGRESS or COMPLETED
 	// (NVML_GPU_FABRIC_STATE_*).
-	State string `json:"state,omitempty"`
+	State string `json:"state,omitempty"` // nvmlGpuFabricInfo_t state
 	// Status is the registration's nvmlReturn_t, by name (SUCCESS,
 	// ERROR_INSUFFICIENT_RESOURCES...); NVML says it counts only once
 	// State is COMPLETED.
-	Status      string `json:"status,omitempty"`
-	CliqueID    uint32 `json:"clique_id,omitempty"`
-	ClusterUUID string `json:"cluster_uuid,omitempty"` // zero on single-node NVSwitch systems
+	Status      string `json:"status,omitempty"`       // nvmlGpuFabricInfo_t status
+	CliqueID    uint32 `json:"clique_id,omitempty"`    // nvmlGpuFabricInfo_t cliqueId
+	ClusterUUID string `json:"cluster_uuid,omitempty"` // nvmlGpuFabricInfo_t clusterUuid; zero on single-node NVSwitch systems
 }
 
 // Fabric states, as NVML_GPU_FABRIC_STATE_* name them.

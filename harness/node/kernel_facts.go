@@ -26,34 +26,34 @@ const (
 type KernelFacts struct {
 	Release       string      `json:"release"`        // proc/sys/kernel/osrelease
 	DriverFlavour string      `json:"driver_flavour"` // proc/driver/nvidia/version: open or proprietary
-	DriverVersion string      `json:"driver_version"` // the module's version
-	Peermem       PeermemInfo `json:"peermem"`
+	DriverVersion string      `json:"driver_version"` // proc/driver/nvidia/version: the module's version
+	Peermem       PeermemInfo `json:"peermem"`        // sys/module/nvidia_peermem, sys/kernel/mm/memory_peers
 	// NvPeerMem is the legacy Mellanox nv_peer_mem module; loaded next to
 	// nvidia_peermem the two fight over the same peer-memory client.
-	NvPeerMem bool `json:"nv_peer_mem_loaded"` // sys/module/nv_peer_mem
+	NvPeerMem bool `json:"nv_peer_mem_loaded"` // sys/module/nv_peer_mem exists
 	// MOFED is the version of a MLNX_OFED/DOCA-OFED mlx5_core (its
 	// sys/module/mlx5_core/version); inbox drivers have none.
-	MOFED string `json:"mofed,omitempty"`
+	MOFED string `json:"mofed,omitempty"` // sys/module/mlx5_core/version; optional
 	// PeerClients are the peer-memory clients registered with ib_core
 	// (sys/kernel/mm/memory_peers/<name>/version), which exist only with
 	// MOFED's peer-memory API.
-	PeerClients map[string]string `json:"peer_clients,omitempty"`
+	PeerClients map[string]string `json:"peer_clients,omitempty"` // sys/kernel/mm/memory_peers/*/version; optional
 	// Log holds kernel log lines about peer memory going wrong (unknown
 	// symbols, invalid context); LogReadable says whether the log could be
 	// read at all.
-	Log         []string `json:"log,omitempty"`
-	LogReadable bool     `json:"log_readable"`
+	Log         []string `json:"log,omitempty"` // /dev/kmsg live, gdrcheck/kmsg.txt recorded
+	LogReadable bool     `json:"log_readable"`  // /dev/kmsg or gdrcheck/kmsg.txt opened
 	// Xids are the kernel log's NVRM Xid lines that break the direct
 	// path (xidTrouble): a GPU off the bus, NVLink errors.
-	Xids []string `json:"xids,omitempty"`
-	// GDRCopy is the gdrdrv module (gdrcopy.go).
-	GDRCopy GDRCopy `json:"gdrcopy"`
+	Xids []string `json:"xids,omitempty"` // /dev/kmsg or gdrcheck/kmsg.txt
+	// GDRCopy is the gdrdrv module (kernel_gdrcopy.go).
+	GDRCopy GDRCopy `json:"gdrcopy"` // sys/module/gdrdrv, proc/devices, dev/gdrdrv
 	// Load is what keeps the NVIDIA modules from loading or from
 	// driving the GPUs: module signing, nouveau or nova_core.
-	Load ModuleLoad `json:"module_load"`
+	Load ModuleLoad `json:"module_load"` // sys/module, sys/kernel/security, efivars, the kernel log
 	// NUMABalancing is proc/sys/kernel/numa_balancing (0 off; 1, 2 or 3
 	// on); nil where the kernel has no automatic NUMA balancing.
-	NUMABalancing *int `json:"numa_balancing,omitempty"`
+	NUMABalancing *int `json:"numa_balancing,omitempty"` // proc/sys/kernel/numa_balancing; optional
 }
 
 // PeermemInfo is the nvidia_peermem module.
@@ -61,8 +61,8 @@ type PeermemInfo struct {
 	Loaded     bool              `json:"loaded"`            // sys/module/nvidia_peermem exists
 	Version    string            `json:"version,omitempty"` // sys/module/nvidia_peermem/version
 	Params     map[string]string `json:"params,omitempty"`  // sys/module/nvidia_peermem/parameters/*
-	Registered bool              `json:"registered"`        // a memory_peers client for it exists
-	Client     string            `json:"client,omitempty"`  // the memory_peers entry (nv_mem)
+	Registered bool              `json:"registered"`        // a sys/kernel/mm/memory_peers client for it exists
+	Client     string            `json:"client,omitempty"`  // the sys/kernel/mm/memory_peers entry (nv_mem)
 }
 
 // KernelAtLeast compares a dotted kernel release ("6.8.0-60-generic") with
@@ -116,7 +116,7 @@ func (h Host) Kernel() (KernelFacts, error) {
 	if _, ok := clients["nv_mem"]; ok && k.Peermem.Loaded {
 		k.Peermem.Registered, k.Peermem.Client = true, "nv_mem"
 	}
-	k.GDRCopy = h.gdrcopy()
+	k.GDRCopy = h.GDRCopy()
 	lines, readable := h.kernelLog()
 	k.LogReadable = readable
 	for _, l := range lines {

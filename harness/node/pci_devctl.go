@@ -12,24 +12,24 @@ import (
 // at most MaxReadRequest bytes and writes payloads of at most MaxPayload;
 // relaxed ordering lets the root complex reorder its writes.
 type DeviceControl struct {
-	MaxPayload          int  `json:"max_payload"`           // DevCtl bits 7:5, in bytes
+	MaxPayload          int  `json:"max_payload"`           // sys/bus/pci/devices/<address>/config: DevCtl bits 7:5, in bytes
 	MaxPayloadSupported int  `json:"max_payload_supported"` // DevCap bits 2:0, in bytes
 	MaxReadRequest      int  `json:"max_read_request"`      // DevCtl bits 14:12, in bytes
 	RelaxedOrdering     bool `json:"relaxed_ordering"`      // DevCtl bit 4
 	// Extended is whether config space reached past 256 bytes, where the
 	// extended capabilities (ATS) live; a VM on a machine type without
 	// PCIe config access (QEMU i440FX) shows only 256.
-	Extended bool `json:"extended"`
+	Extended bool `json:"extended"` // config longer than 256 bytes
 	// ATS is the ATS capability; nil where the function shows none.
-	ATS *ATSControl `json:"ats,omitempty"`
+	ATS *ATSControl `json:"ats,omitempty"` // config: ATS extended capability (0x000f); optional
 }
 
 // ATSControl is the ATS Control register: bit 15 enables translation
 // requests, which GPUDirect RDMA in a VM needs (NVIDIA AI Enterprise,
 // "Optimizing VM configuration", appendix "ATS and ACS configuration").
 type ATSControl struct {
-	Enabled bool   `json:"enabled"`
-	Control uint16 `json:"control"` // the raw register
+	Enabled bool   `json:"enabled"` // ATS Control bit 15
+	Control uint16 `json:"control"` // the raw ATS Control register
 }
 
 const (

@@ -17,17 +17,17 @@ import (
 // CPU, since where relaxed ordering matters depends on it, and whether
 // the node is a virtual machine, where ATS must be on for GPUDirect RDMA.
 type Platform struct {
-	CPUVendor string `json:"cpu_vendor,omitempty"` // cpuinfo vendor_id: GenuineIntel, AuthenticAMD
-	CPUFamily int    `json:"cpu_family,omitempty"` // cpuinfo "cpu family"
-	CPUModel  int    `json:"cpu_model,omitempty"`  // cpuinfo "model"
-	CPUName   string `json:"cpu_name,omitempty"`   // cpuinfo "model name"
+	CPUVendor string `json:"cpu_vendor,omitempty"` // proc/cpuinfo vendor_id (first CPU): GenuineIntel, AuthenticAMD
+	CPUFamily int    `json:"cpu_family,omitempty"` // proc/cpuinfo "cpu family"
+	CPUModel  int    `json:"cpu_model,omitempty"`  // proc/cpuinfo "model"
+	CPUName   string `json:"cpu_name,omitempty"`   // proc/cpuinfo "model name"
 	// VMSigns say how the node is known to be a virtual machine: the
 	// CPU's hypervisor flag, a hypervisor's DMI vendor, virtio PCI
 	// functions. Empty on bare metal, or where nothing could be read.
-	VMSigns []string `json:"vm_signs,omitempty"`
+	VMSigns []string `json:"vm_signs,omitempty"` // proc/cpuinfo flags, sys/class/dmi/id/{sys_vendor,product_name}, sys/hypervisor/type, sys/bus/pci/devices/*/vendor
 	// Looked are the sources read to tell, so an empty VMSigns says what
 	// it rests on.
-	Looked []string `json:"looked,omitempty"`
+	Looked []string `json:"looked,omitempty"` // which of those could be read
 }
 
 // VM reports a virtual machine. It is the one test of it: the ATS spec

@@ -20,17 +20,17 @@ const (
 
 // DeviceIOMMU is one device's IOMMU group and its domain type.
 type DeviceIOMMU struct {
-	Group string `json:"group,omitempty"` // bus/pci/devices/<addr>/iommu_group -> kernel/iommu_groups/<N>
-	Type  string `json:"type,omitempty"`  // kernel/iommu_groups/<N>/type: identity, DMA, DMA-FQ, blocked
-	Mode  string `json:"mode"`            // off, passthrough or translating
+	Group string `json:"group,omitempty"` // sys/bus/pci/devices/<addr>/iommu_group -> kernel/iommu_groups/<N>; optional
+	Type  string `json:"type,omitempty"`  // sys/kernel/iommu_groups/<N>/type; optional: identity, DMA, DMA-FQ, blocked
+	Mode  string `json:"mode"`            // from Type and Group: off, passthrough or translating
 }
 
 // IOMMU is the node's view: the kernel command line options and the worst
 // mode among the GPUs and NICs.
 type IOMMU struct {
-	Mode       string   `json:"mode"`              // off, passthrough or translating
-	Units      int      `json:"units"`             // entries in class/iommu
-	CmdlineOpt []string `json:"cmdline,omitempty"` // iommu=, intel_iommu=, amd_iommu= from /proc/cmdline
+	Mode       string   `json:"mode"`              // the worst of the GPUs' and NICs' modes: off, passthrough or translating
+	Units      int      `json:"units"`             // entries in sys/class/iommu
+	CmdlineOpt []string `json:"cmdline,omitempty"` // iommu=, intel_iommu=, amd_iommu= from proc/cmdline
 }
 
 // DeviceIOMMU reads the IOMMU group of a PCI device. No group link means no

@@ -11,36 +11,36 @@ import (
 // seen, the bridges between GPUs, and the platform that decides which
 // settings matter.
 type PCIeFacts struct {
-	Devices []PCIeDevice `json:"devices,omitempty"`
+	Devices []PCIeDevice `json:"devices,omitempty"` // the GPUs, NICs and bridges above them, from sys/bus/pci/devices
 	// PeerPaths are the bridges between every two GPUs: where ACS
 	// redirect sends their PCIe peer traffic up to the root complex.
-	PeerPaths []PeerPath `json:"peer_paths,omitempty"`
-	Platform  Platform   `json:"platform"`
+	PeerPaths []PeerPath `json:"peer_paths,omitempty"` // the sys/bus/pci/devices links' chains
+	Platform  Platform   `json:"platform"`             // DMI, cpuinfo, sys/hypervisor (kernel_platform.go)
 }
 
 // PCIeDevice is one GPU, RDMA NIC or bridge above one of them.
 type PCIeDevice struct {
-	Address string `json:"address"`
+	Address string `json:"address"`        // the sys/bus/pci/devices/<address> entry
 	Role    string `json:"role"`           // RoleGPU, RoleNIC or RoleBridge
-	Name    string `json:"name,omitempty"` // a NIC's RDMA device name
-	Vendor  uint32 `json:"vendor"`
+	Name    string `json:"name,omitempty"` // a NIC's RDMA device name (sys/class/infiniband); optional
+	Vendor  uint32 `json:"vendor"`         // sys/bus/pci/devices/<address>/vendor
 	// Control is nil where config space could not be read (ControlError
 	// says why) or the function has no PCI Express capability (no
 	// ControlError).
-	Control      *DeviceControl `json:"control,omitempty"`
-	ControlError string         `json:"control_error,omitempty"`
+	Control      *DeviceControl `json:"control,omitempty"`       // sys/bus/pci/devices/<address>/config; optional
+	ControlError string         `json:"control_error,omitempty"` // why config could not be read; optional
 	// ControlNeedsRoot: config space stopped at the 64 bytes the kernel
 	// shows a reader without root.
-	ControlNeedsRoot bool `json:"control_needs_root,omitempty"`
+	ControlNeedsRoot bool `json:"control_needs_root,omitempty"` // config was 64 bytes long
 	// PathMaxPayload is the largest payload every function below the
 	// same root port supports (their DevCap), the most the payload size
 	// can be set to there; 0 where one of them could not be read, or the
 	// device hangs off no root port (a VM's root bus).
-	PathMaxPayload int `json:"path_max_payload,omitempty"`
+	PathMaxPayload int `json:"path_max_payload,omitempty"` // DevCap of config below the root port; optional
 	// AER is nil where the kernel keeps no statistics (AERError empty)
 	// or they could not be read (AERError says why).
-	AER      *AERCounts `json:"aer,omitempty"`
-	AERError string     `json:"aer_error,omitempty"`
+	AER      *AERCounts `json:"aer,omitempty"`       // sys/bus/pci/devices/<address>/aer_dev_*; optional
+	AERError string     `json:"aer_error,omitempty"` // why they could not be read; optional
 }
 
 // Roles of a PCIeDevice.
@@ -52,9 +52,9 @@ const (
 
 // PeerPath is the PCIe path between two GPUs, by bus id.
 type PeerPath struct {
-	A       string   `json:"a"`
-	B       string   `json:"b"`
-	Bridges []string `json:"bridges,omitempty"`
+	A       string   `json:"a"`                 // bus id of one GPU
+	B       string   `json:"b"`                 // bus id of the other
+	Bridges []string `json:"bridges,omitempty"` // below their common bridge, from both sys/bus/pci/devices links
 }
 
 // Device returns the device at an address.

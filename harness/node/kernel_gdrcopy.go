@@ -15,19 +15,22 @@ type GDRCopy struct {
 	Version string `json:"version,omitempty"` // sys/module/gdrdrv/version
 	// Major is the character major gdrdrv registered ("gdrdrv" in
 	// proc/devices); 0 when it registered none.
-	Major uint32 `json:"major,omitempty"`
+	Major uint32 `json:"major,omitempty"` // proc/devices; optional
 	// DevNode: dev/gdrdrv exists, the node gdr_open() opens; gdrdrv's
 	// insmod script makes it, udev may not. nil where the root has no
 	// dev/ (a recording made before gdrcheck kept device names).
-	DevNode *bool `json:"dev_node,omitempty"`
+	DevNode *bool `json:"dev_node,omitempty"` // dev/gdrdrv; optional
 }
 
 // Present says the module is in the kernel: its sys/module entry or its
 // character major.
 func (g GDRCopy) Present() bool { return g.Loaded || g.Major != 0 }
 
-// gdrcopy reads gdrdrv's traces; absent ones are facts, not errors.
-func (h Host) gdrcopy() GDRCopy {
+// GDRCopy reads gdrdrv's traces; absent ones are facts, not errors. It is
+// gdrdrv's one reader: the kernel facts hold what it reads, and the mpi
+// facts (harness/mpi) are fed from it, so the kernel and mpi suites judge
+// one source.
+func (h Host) GDRCopy() GDRCopy {
 	var g GDRCopy
 	if _, err := os.Stat(h.sys("module", "gdrdrv")); err == nil {
 		g.Loaded = true

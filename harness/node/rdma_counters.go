@@ -138,16 +138,16 @@ func HWCounter(name string) bool { return counterByName[name].hw }
 // its driver exposes. A counter the driver does not expose is absent from
 // Counters, never zero.
 type PortCounters struct {
-	NIC string `json:"nic"` // class/infiniband/<nic>
-	NICPort
+	NIC     string `json:"nic"` // the sys/class/infiniband/<nic> entry
+	NICPort        // sys/class/infiniband/<nic>/ports/<n>/{state,phys_state,rate,link_layer}
 	// Counters holds counters/<name> and hw_counters/<name> by file name,
 	// except the data counters below.
-	Counters map[string]uint64 `json:"counters,omitempty"`
+	Counters map[string]uint64 `json:"counters,omitempty"` // ports/<n>/counters/*, ports/<n>/hw_counters/*
 	// XmitBytes and RcvBytes are counters/port_xmit_data and port_rcv_data,
 	// which count 4-byte words, times 4 (procfs multiplies); before kernel
 	// 4.5 the 64-bit counters_ext/port_{xmit,rcv}_data_64. Nil when absent.
-	XmitBytes *uint64 `json:"xmit_bytes,omitempty"`
-	RcvBytes  *uint64 `json:"rcv_bytes,omitempty"`
+	XmitBytes *uint64 `json:"xmit_bytes,omitempty"` // ports/<n>/counters/port_xmit_data (or counters_ext/..._64); optional
+	RcvBytes  *uint64 `json:"rcv_bytes,omitempty"`  // ports/<n>/counters/port_rcv_data (or counters_ext/..._64); optional
 }
 
 // Counter returns one counter by its sysfs file name.
@@ -158,8 +158,8 @@ func (p PortCounters) Counter(name string) (uint64, bool) {
 
 // FabricSample is every NIC port read once.
 type FabricSample struct {
-	Time  time.Time      `json:"time"`
-	Ports []PortCounters `json:"ports"` // by NIC, then port
+	Time  time.Time      `json:"time"`  // the clock when sys/class/infiniband was read
+	Ports []PortCounters `json:"ports"` // sys/class/infiniband/*/ports/*, by NIC, then port
 }
 
 // Port returns one port of the sample.

@@ -15,37 +15,37 @@ import (
 
 // NIC is one RDMA device (an HCA or a RoCE function) with its ports.
 type NIC struct {
-	Name         string      `json:"name"`                   // class/infiniband/<name>
-	BusID        string      `json:"bus_id"`                 // class/infiniband/<name>/device -> PCI address
-	HCAType      string      `json:"hca_type,omitempty"`     // hca_type
-	BoardID      string      `json:"board_id,omitempty"`     // board_id
-	FirmwareVer  string      `json:"fw_ver,omitempty"`       // fw_ver
-	NUMANode     int         `json:"numa_node"`              // PCI numa_node; -1 unknown
-	CPUList      string      `json:"cpu_list,omitempty"`     // PCI local_cpulist
-	Link         *PCIeLink   `json:"link,omitempty"`         // PCI current/max link
-	Ports        []NICPort   `json:"ports"`                  // ports/<n>
-	NetDevs      []string    `json:"netdevs,omitempty"`      // rdmamap: netdevs on the same PCI function
-	UverbsDevice string      `json:"uverbs,omitempty"`       // rdmamap: /dev/infiniband/uverbsN
-	CharDevices  []string    `json:"char_devices,omitempty"` // rdmamap: every /dev/infiniband node of the device
-	IOMMU        DeviceIOMMU `json:"iommu"`
+	Name         string      `json:"name"`                   // the sys/class/infiniband/<name> entry
+	BusID        string      `json:"bus_id"`                 // sys/class/infiniband/<name>/device -> PCI address
+	HCAType      string      `json:"hca_type,omitempty"`     // sys/class/infiniband/<name>/hca_type; optional
+	BoardID      string      `json:"board_id,omitempty"`     // sys/class/infiniband/<name>/board_id; optional
+	FirmwareVer  string      `json:"fw_ver,omitempty"`       // sys/class/infiniband/<name>/fw_ver; optional
+	NUMANode     int         `json:"numa_node"`              // sys/bus/pci/devices/<bus id>/numa_node; -1 unknown
+	CPUList      string      `json:"cpu_list,omitempty"`     // sys/bus/pci/devices/<bus id>/local_cpulist; optional
+	Link         *PCIeLink   `json:"link,omitempty"`         // sys/bus/pci/devices/<bus id>/*_link_*; optional
+	Ports        []NICPort   `json:"ports"`                  // sys/class/infiniband/<name>/ports/<n>
+	NetDevs      []string    `json:"netdevs,omitempty"`      // rdmamap (or gdrcheck/rdma.json): netdevs on the same PCI function; optional
+	UverbsDevice string      `json:"uverbs,omitempty"`       // rdmamap (or gdrcheck/rdma.json): /dev/infiniband/uverbsN; optional
+	CharDevices  []string    `json:"char_devices,omitempty"` // rdmamap (or gdrcheck/rdma.json): every /dev/infiniband node of the device; optional
+	IOMMU        DeviceIOMMU `json:"iommu"`                  // sys/bus/pci/devices/<bus id>/iommu_group
 }
 
 // NICPort is one port's link as sysfs shows it.
 type NICPort struct {
-	Port      uint    `json:"port"`
+	Port      uint    `json:"port"`       // the sys/class/infiniband/<name>/ports/<n> entry
 	State     string  `json:"state"`      // ports/<n>/state, e.g. ACTIVE
 	PhysState string  `json:"phys_state"` // ports/<n>/phys_state, e.g. LinkUp
 	RateGbps  float64 `json:"rate_gbps"`  // ports/<n>/rate
 	LinkLayer string  `json:"link_layer"` // ports/<n>/link_layer: InfiniBand or Ethernet
-	// RoCE ports only (roce.go): the non-zero GID table, the entry
+	// RoCE ports only (rdma_roce.go): the non-zero GID table, the entry
 	// NCCL's default selection takes, the netdev and its MTU, and the
 	// active MTU the kernel derives from it.
-	GIDs         []GID  `json:"gids,omitempty"`
-	NCCLGIDIndex *int   `json:"nccl_gid_index,omitempty"`
-	NetDev       string `json:"netdev,omitempty"`     // gid_attrs/ndevs of that GID
-	NetMTU       int    `json:"net_mtu,omitempty"`    // class/net/<netdev>/mtu
-	ActiveMTU    int    `json:"active_mtu,omitempty"` // iboe_get_mtu(net_mtu)
-	RoCEError    string `json:"roce_error,omitempty"` // why the GID table or MTU could not be read
+	GIDs         []GID  `json:"gids,omitempty"`           // ports/<n>/gids, gid_attrs; optional
+	NCCLGIDIndex *int   `json:"nccl_gid_index,omitempty"` // chosen from GIDs; optional
+	NetDev       string `json:"netdev,omitempty"`         // ports/<n>/gid_attrs/ndevs of that GID; optional
+	NetMTU       int    `json:"net_mtu,omitempty"`        // sys/class/net/<netdev>/mtu; optional
+	ActiveMTU    int    `json:"active_mtu,omitempty"`     // iboe_get_mtu(net_mtu); optional
+	RoCEError    string `json:"roce_error,omitempty"`     // why the GID table or MTU could not be read; optional
 }
 
 // Active reports a port that can carry traffic.
@@ -53,8 +53,8 @@ func (p NICPort) Active() bool { return p.State == "ACTIVE" && p.PhysState == "L
 
 // RDMAMapEntry is what rdmamap says about one RDMA device.
 type RDMAMapEntry struct {
-	CharDevices []string `json:"char_devices,omitempty"`
-	NetDevs     []string `json:"netdevs,omitempty"`
+	CharDevices []string `json:"char_devices,omitempty"` // rdmamap.GetRdmaCharDevices (/dev/infiniband)
+	NetDevs     []string `json:"netdevs,omitempty"`      // rdmamap.GetRdmaDevicesForPcidev, per sys/class/net netdev
 }
 
 // RDMAMapping maps RDMA device names to rdmamap's answers. It is stored in

@@ -20,20 +20,20 @@ import (
 // a virtual machine's PCI tree hides (Azure's azhpc-images
 // /opt/microsoft/ndv5-topo.xml, aws-ofi-nccl's topology/*.xml).
 type TopoFile struct {
-	Path     string   `json:"path"`
+	Path     string   `json:"path"`                // NCCL_TOPO_FILE, read under the root
 	GPUs     []string `json:"gpus,omitempty"`      // <pci busid> of a GPU
 	NICs     []string `json:"nics,omitempty"`      // <pci busid> of a NIC
 	NICNames []string `json:"nic_names,omitempty"` // <net name>
 	// Places are where the file puts each GPU and NIC, by bus id.
-	Places map[string]TopoPlace `json:"places,omitempty"`
-	Err    string               `json:"error,omitempty"` // why it could not be read
+	Places map[string]TopoPlace `json:"places,omitempty"` // the <cpu> and <pci> elements around each
+	Err    string               `json:"error,omitempty"`  // why it could not be read; optional
 }
 
 // TopoPlace is a device's place in a topology file: the <cpu> it hangs
 // off and the <pci> bridges above it, outermost first.
 type TopoPlace struct {
-	CPU     string   `json:"cpu"` // the enclosing <cpu numaid>
-	Bridges []string `json:"bridges,omitempty"`
+	CPU     string   `json:"cpu"`               // the enclosing <cpu numaid>
+	Bridges []string `json:"bridges,omitempty"` // the enclosing <pci busid>s
 }
 
 // maxTopoDevices caps the devices a topology file may place: 8 GPUs and

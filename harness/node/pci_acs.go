@@ -13,15 +13,15 @@ import (
 // completion redirect set, peer traffic below the bridge is forced up to the
 // root complex: GPUDirect RDMA then crosses the CPU or fails.
 type ACS struct {
-	Bridge             string `json:"bridge"`
-	SourceValidation   bool   `json:"source_validation"`
-	TranslationBlock   bool   `json:"translation_blocking"`
-	RequestRedirect    bool   `json:"p2p_request_redirect"`
-	CompletionRedirect bool   `json:"p2p_completion_redirect"`
-	UpstreamForwarding bool   `json:"upstream_forwarding"`
-	EgressControl      bool   `json:"p2p_egress_control"`
-	DirectTranslated   bool   `json:"direct_translated_p2p"`
-	Control            uint16 `json:"control"` // the raw ACSCtl register
+	Bridge             string `json:"bridge"`                  // the sys/bus/pci/devices/<bridge> entry read
+	SourceValidation   bool   `json:"source_validation"`       // ACSCtl bit 0, of sys/bus/pci/devices/<bridge>/config
+	TranslationBlock   bool   `json:"translation_blocking"`    // ACSCtl bit 1
+	RequestRedirect    bool   `json:"p2p_request_redirect"`    // ACSCtl bit 2
+	CompletionRedirect bool   `json:"p2p_completion_redirect"` // ACSCtl bit 3
+	UpstreamForwarding bool   `json:"upstream_forwarding"`     // ACSCtl bit 4
+	EgressControl      bool   `json:"p2p_egress_control"`      // ACSCtl bit 5
+	DirectTranslated   bool   `json:"direct_translated_p2p"`   // ACSCtl bit 6
+	Control            uint16 `json:"control"`                 // the raw ACSCtl register, ACS extended capability (0x000d) + 6
 }
 
 // Redirects reports whether peer requests or completions are redirected.

@@ -22,24 +22,24 @@ const (
 // PCIDevice is one function under /sys/bus/pci/devices with the parts of its
 // sysfs directory that topology needs.
 type PCIDevice struct {
-	Address string    `json:"address"`            // directory name, e.g. 0000:18:00.0
-	Vendor  uint32    `json:"vendor"`             // vendor
-	Device  uint32    `json:"device"`             // device
-	Class   uint32    `json:"class"`              // class
-	NUMA    int       `json:"numa_node"`          // numa_node; -1 when the kernel does not know
-	CPUList string    `json:"cpu_list,omitempty"` // local_cpulist
-	Link    *PCIeLink `json:"link,omitempty"`     // current_link_*/max_link_*
+	Address string    `json:"address"`            // the sys/bus/pci/devices/<address> entry, e.g. 0000:18:00.0
+	Vendor  uint32    `json:"vendor"`             // sys/bus/pci/devices/<address>/vendor
+	Device  uint32    `json:"device"`             // sys/bus/pci/devices/<address>/device
+	Class   uint32    `json:"class"`              // sys/bus/pci/devices/<address>/class
+	NUMA    int       `json:"numa_node"`          // sys/bus/pci/devices/<address>/numa_node; -1 when the kernel does not know
+	CPUList string    `json:"cpu_list,omitempty"` // sys/bus/pci/devices/<address>/local_cpulist; optional
+	Link    *PCIeLink `json:"link,omitempty"`     // sys/bus/pci/devices/<address>/current_link_*, max_link_*; optional
 	// Chain is the resolved bus/pci/devices symlink: the host bridge
 	// ("pci0000:00") first, then every bridge down to the device's parent.
-	Chain []string `json:"chain"`
+	Chain []string `json:"chain"` // the sys/bus/pci/devices/<address> link's target
 }
 
 // PCIeLink is a link's speed and width, current against maximum.
 type PCIeLink struct {
-	CurSpeedGTs float64 `json:"cur_speed_gts,omitempty"` // current_link_speed
-	MaxSpeedGTs float64 `json:"max_speed_gts,omitempty"` // max_link_speed
-	CurWidth    int     `json:"cur_width,omitempty"`     // current_link_width
-	MaxWidth    int     `json:"max_width,omitempty"`     // max_link_width
+	CurSpeedGTs float64 `json:"cur_speed_gts,omitempty"` // sys/bus/pci/devices/<address>/current_link_speed
+	MaxSpeedGTs float64 `json:"max_speed_gts,omitempty"` // sys/bus/pci/devices/<address>/max_link_speed
+	CurWidth    int     `json:"cur_width,omitempty"`     // sys/bus/pci/devices/<address>/current_link_width
+	MaxWidth    int     `json:"max_width,omitempty"`     // sys/bus/pci/devices/<address>/max_link_width
 }
 
 // HostBridge is the root complex the device hangs off.

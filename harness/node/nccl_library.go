@@ -23,23 +23,23 @@ type NCCLLibrary struct {
 	// loader order. Version comes from the name (libnccl.so.2.21.5 ->
 	// 2.21.5) and is empty for a libnccl.so.2 that is a file of its own
 	// (pip's nvidia-nccl wheel) rather than a link to a versioned one.
-	Path    string `json:"path"`
-	Version string `json:"version,omitempty"`
+	Path    string `json:"path"`              // LD_LIBRARY_PATH (gdrcheck/ld_library_path recorded), then ncclDirs
+	Version string `json:"version,omitempty"` // the name of the file Path links to; optional
 	// Found is every libnccl.so.2 and libnccl.so.2.X.Y found, in loader
 	// order: more than one NCCL on a node is how a job ends up running
 	// another one than its owner tested.
-	Found []NCCLFile `json:"found"`
+	Found []NCCLFile `json:"found"` // libnccl.so.2* in the same directories
 	// NetPlugins are the net plugins NCCL would find by dlopen in the
 	// same search path (libnccl-net.so, libnccl-net-<name>.so), in loader
 	// order: HPC-X's or aws-ofi-nccl's plugin on some nodes of a job and
 	// not others hangs it (NVIDIA/nccl#1634).
-	NetPlugins []string `json:"net_plugins,omitempty"`
+	NetPlugins []string `json:"net_plugins,omitempty"` // libnccl-net*.so* in the same directories; optional
 }
 
 // NCCLFile is one NCCL library file, by its path on the host.
 type NCCLFile struct {
-	Path    string `json:"path"`
-	Version string `json:"version,omitempty"`
+	Path    string `json:"path"`              // the file or link, as on the host
+	Version string `json:"version,omitempty"` // its name's, or its link target's; optional
 }
 
 // ncclDirs are where distributions, NVIDIA's packages and containers put

@@ -21,8 +21,8 @@ type NVMLFacts struct {
 	DriverVersion     string    `json:"driver_version"`      // nvmlSystemGetDriverVersion
 	NVMLVersion       string    `json:"nvml_version"`        // nvmlSystemGetNVMLVersion
 	CUDADriverVersion int       `json:"cuda_driver_version"` // nvmlSystemGetCudaDriverVersion, e.g. 13000
-	GPUs              []GPU     `json:"gpus"`
-	Pairs             []GPUPair `json:"pairs"`
+	GPUs              []GPU     `json:"gpus"`                // nvmlDeviceGetCount, then each nvmlDeviceGetHandleByIndex
+	Pairs             []GPUPair `json:"pairs"`               // every two of GPUs
 }
 
 // NVMLError is a failed NVML call: what was asked and what NVML returned.

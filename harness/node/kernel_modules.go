@@ -20,29 +20,29 @@ import (
 type ModuleLoad struct {
 	// NVIDIA says the nvidia module is loaded (sys/module/nvidia or
 	// proc/driver/nvidia/version).
-	NVIDIA   bool `json:"nvidia_loaded"`
+	NVIDIA   bool `json:"nvidia_loaded"`              // sys/module/nvidia, proc/driver/nvidia/version
 	Nouveau  bool `json:"nouveau_loaded,omitempty"`   // sys/module/nouveau
 	NovaCore bool `json:"nova_core_loaded,omitempty"` // sys/module/nova_core
 	// Lockdown is the active mode of sys/kernel/security/lockdown
 	// ("none [integrity] confidentiality" gives integrity); "" where
 	// the kernel has no lockdown LSM or the file was not readable.
-	Lockdown string `json:"lockdown,omitempty"`
+	Lockdown string `json:"lockdown,omitempty"` // sys/kernel/security/lockdown; optional
 	// SigEnforce is sys/module/module/parameters/sig_enforce: the
 	// kernel refuses modules without a trusted signature, lockdown or
 	// not; nil where the kernel signs no modules.
-	SigEnforce *bool `json:"sig_enforce,omitempty"`
+	SigEnforce *bool `json:"sig_enforce,omitempty"` // sys/module/module/parameters/sig_enforce; optional
 	// SecureBoot is the EFI variable SecureBoot (sys/firmware/efi/efivars/
 	// SecureBoot-8be4df61-...): on, it puts the kernel in lockdown and
 	// makes the shim trust only enrolled keys; nil where not readable.
-	SecureBoot *bool `json:"secure_boot,omitempty"`
+	SecureBoot *bool `json:"secure_boot,omitempty"` // sys/firmware/efi/efivars/SecureBoot-*; optional
 	// Refused are the kernel log's lines of module signing refusing a
 	// module ("Lockdown: modprobe: unsigned module loading is
 	// restricted", "Loading of unsigned module is rejected"). The kernel
 	// names the program, not the module.
-	Refused []string `json:"refused,omitempty"`
+	Refused []string `json:"refused,omitempty"` // /dev/kmsg or gdrcheck/kmsg.txt
 	// Bound are the nvidia driver's lines about a GPU another driver
 	// holds: "NVRM: GPU 0000:01:00.0 is already bound to NovaCore.".
-	Bound []string `json:"bound,omitempty"`
+	Bound []string `json:"bound,omitempty"` // /dev/kmsg or gdrcheck/kmsg.txt
 }
 
 // The files ModuleLoad reads, relative to the root; snapshots record them.

@@ -18,12 +18,12 @@ import (
 type NVMLRecording struct {
 	// InitError is the NVML return name when Init failed
 	// (ERROR_DRIVER_NOT_LOADED, ERROR_LIBRARY_NOT_FOUND...).
-	InitError string `json:"init_error,omitempty"`
+	InitError string `json:"init_error,omitempty"` // nvmlInit's return; optional
 	// Library is the libnvidia-ml file the process loaded
 	// (/proc/self/maps), where known: its name carries the library's
 	// version, which a driver/library version mismatch is about.
-	Library string `json:"library,omitempty"`
-	NVMLFacts
+	Library   string `json:"library,omitempty"` // /proc/self/maps; optional
+	NVMLFacts        // what CollectNVML read, when Init succeeded
 }
 
 // returnNames and namesOfReturns map NVML return codes to their constant

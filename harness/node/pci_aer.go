@@ -17,12 +17,12 @@ import (
 // An endpoint's bad link often counts at its link partner, the bridge
 // above it, so bridges are read too.
 type AERCounts struct {
-	Correctable uint64 `json:"correctable"` // TOTAL_ERR_COR
-	NonFatal    uint64 `json:"nonfatal"`    // TOTAL_ERR_NONFATAL
-	Fatal       uint64 `json:"fatal"`       // TOTAL_ERR_FATAL
+	Correctable uint64 `json:"correctable"` // sys/bus/pci/devices/<address>/aer_dev_correctable TOTAL_ERR_COR
+	NonFatal    uint64 `json:"nonfatal"`    // sys/bus/pci/devices/<address>/aer_dev_nonfatal TOTAL_ERR_NONFATAL
+	Fatal       uint64 `json:"fatal"`       // sys/bus/pci/devices/<address>/aer_dev_fatal TOTAL_ERR_FATAL
 	// Named are the non-zero counters by kind, as the kernel names them:
 	// "fatal: SDES 1", "correctable: RxErr 12".
-	Named []string `json:"named,omitempty"`
+	Named []string `json:"named,omitempty"` // the other lines of the three aer_dev_* files
 }
 
 // aerLimit caps one aer_dev_* file: about 30 short lines.

@@ -184,17 +184,17 @@ func TestGDRCopyIsReadFromModuleMajorAndDeviceNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := h.gdrcopy()
+	g := h.GDRCopy()
 	if !g.Present() || g.Version != "2.4" || g.Major != 509 || g.DevNode == nil || *g.DevNode {
 		t.Errorf("gdrdrv without its device node: %+v", g)
 	}
 	os.WriteFile(dir+"/dev/gdrdrv", nil, 0o644)
-	if g = h.gdrcopy(); g.DevNode == nil || !*g.DevNode {
+	if g = h.GDRCopy(); g.DevNode == nil || !*g.DevNode {
 		t.Errorf("with /dev/gdrdrv: %+v", g)
 	}
 	os.RemoveAll(dir + "/dev")
 	os.RemoveAll(dir + "/sys/module/gdrdrv")
-	if g = h.gdrcopy(); !g.Present() || g.Loaded || g.DevNode != nil {
+	if g = h.GDRCopy(); !g.Present() || g.Loaded || g.DevNode != nil {
 		t.Errorf("only the major, no dev/: %+v", g)
 	}
 }
