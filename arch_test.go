@@ -80,3 +80,24 @@ func TestImportArrows(t *testing.T) {
 		}
 	}
 }
+
+// The shared floors stay below what uses them: the suites framework
+// imports none of its areas (a matcher of one area lives in that area),
+// and the host's evidence needs no baseline to compare versions
+// (internal/version).
+func TestSharedPackagesImportNothingAboveThem(t *testing.T) {
+	for _, r := range []struct{ pkg, forbidden string }{
+		{"./suites", "github.com/gdrcheck/gdrcheck/suites/"},
+		{"./harness/node/...", "github.com/gdrcheck/gdrcheck/harness/baseline"},
+	} {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", r.pkg).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list %s: %v\n%s", r.pkg, err, out)
+		}
+		for _, d := range strings.Fields(string(out)) {
+			if strings.HasPrefix(d, r.forbidden) {
+				t.Errorf("%s imports %s", r.pkg, d)
+			}
+		}
+	}
+}

@@ -44,3 +44,40 @@ func TestBaselineFactsCarryTheRailPortsLinkLayer(t *testing.T) {
 		})
 	}
 }
+
+// The fixture nodes described as profiles are, matched against the
+// shipped baselines.
+func TestBaselineFactsOfTheFixtureNodesMatchTheirProfile(t *testing.T) {
+	store, err := baseline.Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		node    string
+		want    string // profile; "" for none
+		nic     string
+		link    string
+		connect string
+	}{
+		{"h100x8-nvswitch-cx7-pix", "h100x8-ndr", "ConnectX-7", baseline.LinkInfiniBand, "NV18"},
+		{"h200x2-nv18-vm", "h200x2-nv18", baseline.NoNIC, "", "NV18"},
+		// The same H100s, two to a VM: no shipped profile of two.
+		{"h100x2-vm-nccl-topo-file", "", "ConnectX-7", baseline.LinkInfiniBand, "NV18"},
+		// Without NVML, no model and no NVLink: a match would be a guess.
+		{"h100x8-nvml-version-mismatch", "", "ConnectX-7", baseline.LinkInfiniBand, "PCIe"},
+	} {
+		t.Run(tc.node, func(t *testing.T) {
+			f := BaselineFacts(fixture(t, tc.node, false), "")
+			if f.NICModel != tc.nic || f.LinkLayer != tc.link || f.Interconnect != tc.connect {
+				t.Errorf("facts %+v: want NIC %q, link layer %q, interconnect %q", f, tc.nic, tc.link, tc.connect)
+			}
+			b, err := store.Match(f)
+			switch {
+			case tc.want == "" && (b != nil || err == nil):
+				t.Errorf("matched %v (%v), want no profile", b, err)
+			case tc.want != "" && (b == nil || b.Profile.Name != tc.want):
+				t.Errorf("matched %v (%v), want %s", b, err, tc.want)
+			}
+		})
+	}
+}

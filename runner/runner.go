@@ -1,9 +1,3 @@
-// Package runner is the engine of one gdrcheck run: it collects the
-// node's evidence (collect.go), runs the benchmarks the selected areas
-// compare (bench.go, and scaling.go across an allocation), matches the
-// baseline (baseline.go), and hands it all to the suites, which judge and
-// come back as results.json's node entry. One gdrcheck process runs the
-// suites once, as Ginkgo allows.
 package runner
 
 import (
@@ -16,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/gdrcheck/gdrcheck/harness/baseline"
 	"github.com/gdrcheck/gdrcheck/harness/mpi"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/results"
@@ -111,115 +106,183 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 	}
 	h, err := node.Open(opt.HostRoot)
 	if err != nil {
-		n.Name = nodeName(opt.NodeName, "")
-		n.Status = results.NodeUnevaluable
-		// Named as the user gave it, not as the temporary directory an
-		// archive was unpacked to.
-		n.Reason = err.Error()
-		if opt.HostLabel != "" {
-			n.Reason = strings.ReplaceAll(n.Reason, opt.HostRoot, opt.HostLabel)
-		}
+		hostUnreadable(opt, &n, err)
 	} else {
-		src := node.DefaultSources(h)
-		if opt.Sources != nil {
-			src = *opt.Sources
-		}
-		ev = node.Collect(h, src)
-		if suites.NeedProbe(opt.Suites) {
-			ev.ProbeGPUDirect(src.GPUDirect, src.GPUDirectErr)
-		}
-		// Run alone, the container suite judges a container given no GPU
-		// (NVML unreachable there) instead of calling the node unevaluable.
-		alone := len(opt.Suites) == 1
-		if slices.Contains(opt.Suites, "container") && (ev.Fatal() == nil || alone) {
-			c, err := h.CollectContainer(ev, devs)
-			if err != nil {
-				return nil, nil, err
-			}
-			ev.Container = &c
-			if alone {
-				ev.KeepWithoutGPUs()
-			}
-		}
-		ev.Relabel(opt.HostLabel)
-		n.Name = nodeName(opt.NodeName, ev.Host.Hostname)
-		n.Facts, n.GPUs = facts(ev), gpus(ev)
-		if b, err := json.Marshal(ev); err == nil {
-			n.Evidence = b
-		}
-		sc := &suites.Context{Evidence: ev, Config: opt.Config}
-		// Matched before the runs to size them, and again after, once
-		// the NCCL version is known.
-		match := func(ncclVer string) {
-			sc.Baseline, sc.BaselineErr = store.Match(BaselineFacts(ev, ncclVer))
-			if p, ok := ev.Unusable("nvml"); ok {
-				// The profile's GPU model and interconnect are NVML's:
-				// without it a match would be a guess.
-				sc.Baseline, sc.BaselineErr = nil, fmt.Errorf("no baseline can be matched: the GPU model and interconnect profiles are matched by come from NVML, which could not be used (%s)", p.Message)
-				sc.BaselineUnknowable = true
-			}
-		}
-		match("")
-		// Before any benchmark: a node in a known-bad cell hears why its
-		// numbers will be what they are before it waits for them.
-		if ev.Fatal() == nil {
-			printKnownBad(opt.Progress, knownbad.FromEvidence(ev, ""))
-		}
-		// Before any benchmark, and on a node whose evidence failed too:
-		// the build facts need no GPU.
-		// Cheap (no command runs): whom a missing gdrdrv would slow.
-		sc.UCXOrMPI, sc.UCXOrMPILooked = mpi.Installed(h.Root(), h.Live()), true
-		var mpiBench []results.Run
-		if slices.Contains(opt.Suites, "mpi") {
-			f := mpi.Collect(h.Root(), h.Live(), h.GDRCopy())
-			sc.MPI = &f
-			printMisbuilds(opt.Progress, f, nicNames(ev))
-			if ev.Fatal() == nil {
-				sc.MPIBench = measureMPI(opt, ev, f)
-				mpiBench = mpiRuns(opt, sc.MPIBench, f, n.Name)
-			}
-		}
-		if p, ok := ev.Unusable("libcuda"); ok && suites.NeedNCCL(opt.Suites) {
-			sc.NCCLErr = fmt.Errorf("nccl-tests not run: libcuda could not be used, so no CUDA program can (%s)", p.Message)
-			sc.NCCLBlocked = true
-		} else if suites.NeedNCCL(opt.Suites) && ev.Fatal() == nil {
-			sc.NCCL, sc.NCCLErr = measureNCCL(opt, h, ev, sc.Baseline)
-			if sc.NCCL != nil {
-				match(sc.NCCL.NCCLVersion())
-				// What ran wins over the library the loader would pick.
-				if v := sc.NCCL.NCCLVersion(); v != "" {
-					n.Facts = setFact(n.Facts, "nccl", v)
-				}
-				n.Runs = ncclRuns(sc.NCCL, n.Name, sc.Baseline)
-				keepLogs(opt, sc.NCCL, n.Runs)
-			}
-		}
-		if slices.Contains(opt.Suites, "fabric") && len(ev.NICs) > 0 && ev.Fatal() == nil {
-			sc.Perftest, sc.PerftestErr = measureRails(opt, h, ev)
-			n.Runs = append(n.Runs, railRuns(sc.Perftest, n.Name)...)
-		}
-		n.Runs = append(n.Runs, mpiBench...)
-		if sc.Baseline != nil {
-			n.Profile = sc.Baseline.Profile.Name
-			n.Facts = append(n.Facts, results.Fact{Name: "profile", Value: n.Profile})
-		}
-		n.Suites, err = suites.Run(sc, suites.RunOptions{Ctx: opt.Ctx, Areas: opt.Suites, Timeout: opt.Timeout, Progress: opt.Progress, Verbose: opt.Verbose})
-		if err != nil {
+		if ev, err = collectEvidence(opt, h, devs); err != nil {
 			return nil, nil, err
 		}
-		// A source that could not be used leaves the node judged only
-		// in part: its verdicts are reported, and it exits 2.
-		n.Status = results.NodeEvaluated
-		if err := ev.Incomplete(); err != nil {
-			n.Status = results.NodeUnevaluable
-			n.Reason = err.Error()
+		r := &nodeRun{opt: opt, store: store, h: h, ev: ev, n: &n,
+			sc: &suites.Context{Evidence: ev, Config: opt.Config}}
+		if err := r.run(); err != nil {
+			return nil, nil, err
 		}
-		interrupted(opt, &n)
 	}
 	n.Finished = time.Now().UTC()
 	res.Finished = n.Finished
 	res.Nodes = []results.Node{n}
 	return res, ev, nil
+}
+
+// hostUnreadable makes n the entry of a node whose host root cannot be
+// opened: unevaluable, saying why.
+func hostUnreadable(opt Options, n *results.Node, err error) {
+	n.Name = nodeName(opt.NodeName, "")
+	n.Status = results.NodeUnevaluable
+	// Named as the user gave it, not as the temporary directory an
+	// archive was unpacked to.
+	n.Reason = err.Error()
+	if opt.HostLabel != "" {
+		n.Reason = strings.ReplaceAll(n.Reason, opt.HostRoot, opt.HostLabel)
+	}
+}
+
+// collectEvidence reads the host: the node's evidence, the GPUDirect
+// probe where a suite needs it, and the container's view where the
+// container suite runs.
+func collectEvidence(opt Options, h node.Host, devs node.DeviceView) (*node.Evidence, error) {
+	src := node.DefaultSources(h)
+	if opt.Sources != nil {
+		src = *opt.Sources
+	}
+	ev := node.Collect(h, src)
+	if suites.NeedProbe(opt.Suites) {
+		ev.ProbeGPUDirect(src.GPUDirect, src.GPUDirectErr)
+	}
+	// Run alone, the container suite judges a container given no GPU
+	// (NVML unreachable there) instead of calling the node unevaluable.
+	alone := len(opt.Suites) == 1
+	if slices.Contains(opt.Suites, "container") && (ev.Fatal() == nil || alone) {
+		c, err := h.CollectContainer(ev, devs)
+		if err != nil {
+			return nil, err
+		}
+		ev.Container = &c
+		if alone {
+			ev.KeepWithoutGPUs()
+		}
+	}
+	ev.Relabel(opt.HostLabel)
+	return ev, nil
+}
+
+// nodeRun is one node's run once its evidence is read: the benchmarks,
+// the baseline, the suites, and the node's entry they fill in.
+type nodeRun struct {
+	opt   Options
+	store *baseline.Store
+	h     node.Host
+	ev    *node.Evidence
+	sc    *suites.Context
+	n     *results.Node
+}
+
+// run fills in the node's entry: its facts, the benchmarks' runs and
+// the suites' verdicts.
+func (r *nodeRun) run() error {
+	ev, n := r.ev, r.n
+	n.Name = nodeName(r.opt.NodeName, ev.Host.Hostname)
+	n.Facts, n.GPUs = facts(ev), gpus(ev)
+	if b, err := json.Marshal(ev); err == nil {
+		n.Evidence = b
+	}
+	// Matched before the runs to size them, and again after, once the
+	// NCCL version is known.
+	r.match("")
+	// Before any benchmark: a node in a known-bad cell hears why its
+	// numbers will be what they are before it waits for them.
+	if ev.Fatal() == nil {
+		printKnownBad(r.opt.Progress, knownbad.FromEvidence(ev, ""))
+	}
+	r.benchmarks()
+	if b := r.sc.Baseline; b != nil {
+		n.Profile = b.Profile.Name
+		n.Facts = append(n.Facts, results.Fact{Name: "profile", Value: n.Profile})
+	}
+	return r.judge()
+}
+
+// match matches the baseline for the node and the NCCL that ran ("":
+// none yet).
+func (r *nodeRun) match(ncclVer string) {
+	sc := r.sc
+	sc.Baseline, sc.BaselineErr = r.store.Match(BaselineFacts(r.ev, ncclVer))
+	if p, ok := r.ev.Unusable("nvml"); ok {
+		// The profile's GPU model and interconnect are NVML's:
+		// without it a match would be a guess.
+		sc.Baseline, sc.BaselineErr = nil, fmt.Errorf("no baseline can be matched: the GPU model and interconnect profiles are matched by come from NVML, which could not be used (%s)", p.Message)
+		sc.BaselineUnknowable = true
+	}
+}
+
+// benchmarks runs what the selected areas compare: the MPI benchmarks,
+// nccl-tests and the rails' perftest, each only on a node whose evidence
+// allows it. The MPI runs go last in the entry.
+func (r *nodeRun) benchmarks() {
+	opt, h, ev, sc, n := r.opt, r.h, r.ev, r.sc, r.n
+	// Before any benchmark, and on a node whose evidence failed too:
+	// the build facts need no GPU.
+	// Cheap (no command runs): whom a missing gdrdrv would slow.
+	sc.UCXOrMPI, sc.UCXOrMPILooked = mpi.Installed(h.Root(), h.Live()), true
+	var mpiBench []results.Run
+	if slices.Contains(opt.Suites, "mpi") {
+		f := mpi.Collect(h.Root(), h.Live(), h.GDRCopy())
+		sc.MPI = &f
+		printMisbuilds(opt.Progress, f, nicNames(ev))
+		if ev.Fatal() == nil {
+			sc.MPIBench = measureMPI(opt, ev, f)
+			mpiBench = mpiRuns(opt, sc.MPIBench, f, n.Name)
+		}
+	}
+	r.collectives()
+	if slices.Contains(opt.Suites, "fabric") && len(ev.NICs) > 0 && ev.Fatal() == nil {
+		sc.Perftest, sc.PerftestErr = measureRails(opt, h, ev)
+		n.Runs = append(n.Runs, railRuns(sc.Perftest, n.Name)...)
+	}
+	n.Runs = append(n.Runs, mpiBench...)
+}
+
+// collectives runs nccl-tests where a selected area needs them and
+// libcuda can be used, and rematches the baseline by the NCCL that ran.
+func (r *nodeRun) collectives() {
+	opt, ev, sc, n := r.opt, r.ev, r.sc, r.n
+	if p, ok := ev.Unusable("libcuda"); ok && suites.NeedNCCL(opt.Suites) {
+		sc.NCCLErr = fmt.Errorf("nccl-tests not run: libcuda could not be used, so no CUDA program can (%s)", p.Message)
+		sc.NCCLBlocked = true
+		return
+	}
+	if !suites.NeedNCCL(opt.Suites) || ev.Fatal() != nil {
+		return
+	}
+	sc.NCCL, sc.NCCLErr = measureNCCL(opt, r.h, ev, sc.Baseline)
+	if sc.NCCL == nil {
+		return
+	}
+	r.match(sc.NCCL.NCCLVersion())
+	// What ran wins over the library the loader would pick.
+	if v := sc.NCCL.NCCLVersion(); v != "" {
+		n.Facts = setFact(n.Facts, "nccl", v)
+	}
+	n.Runs = ncclRuns(sc.NCCL, n.Name, sc.Baseline)
+	keepLogs(opt, sc.NCCL, n.Runs)
+}
+
+// judge runs the suites over the context and sets the node's status.
+func (r *nodeRun) judge() error {
+	opt, n := r.opt, r.n
+	var err error
+	n.Suites, err = suites.Run(r.sc, suites.RunOptions{Ctx: opt.Ctx, Areas: opt.Suites, Timeout: opt.Timeout, Progress: opt.Progress, Verbose: opt.Verbose})
+	if err != nil {
+		return err
+	}
+	// A source that could not be used leaves the node judged only in
+	// part: its verdicts are reported, and it exits 2.
+	n.Status = results.NodeEvaluated
+	if err := r.ev.Incomplete(); err != nil {
+		n.Status = results.NodeUnevaluable
+		n.Reason = err.Error()
+	}
+	interrupted(opt, n)
+	return nil
 }
 
 // interrupted marks a node whose run a signal stopped: its report holds

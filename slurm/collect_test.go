@@ -34,7 +34,7 @@ func TestCollectAccountsForEveryNodeAndItsContainer(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, nodesDir, "node2.log"), []byte("gdrcheck: collecting evidence\nnccl: all_reduce_perf (direct) ...\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, nodesDir, "node1-container.log"), []byte("srun: unrecognized option '--container-image=nvcr.io#nvidia/pytorch:24.10-py3'\n"), 0o644)
 
-	m, err := Collect(dir, "job 7 ended TIMEOUT")
+	m, err := Collect(dir, CollectOptions{Note: "job 7 ended TIMEOUT"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestCollectStreamsTheEvidenceAndKeepsTheSlimCopy(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := Collect(dir, "")
+	m, err := Collect(dir, CollectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestCollectStreamsTheEvidenceAndKeepsTheSlimCopy(t *testing.T) {
 	if got := strings.Join(names, " "); got != "junit.xml nodes report.html results.json" {
 		t.Errorf("job directory holds %s", got)
 	}
-	m2, err := Collect(dir, "")
+	m2, err := Collect(dir, CollectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,7 +128,7 @@ func TestCollectStreamsTheEvidenceAndKeepsTheSlimCopy(t *testing.T) {
 // The collector passes every node through Amend before it is written, the
 // allocation with the cross-node runs; a failed compare spec drains
 // nothing.
-func TestCollectAmendedWritesAmendedNodesAndDrainsNoComparison(t *testing.T) {
+func TestCollectWritesAmendedNodesAndDrainsNoComparison(t *testing.T) {
 	dir := t.TempDir()
 	if err := writeJSON(filepath.Join(dir, jobFile), JobInfo{ID: "8", Nodes: []string{"node1"}}); err != nil {
 		t.Fatal(err)
@@ -145,11 +145,11 @@ func TestCollectAmendedWritesAmendedNodesAndDrainsNoComparison(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]int{}
-	m, err := CollectAmended(dir, "", func(n results.Node, runs []results.Run) results.Node {
+	m, err := Collect(dir, CollectOptions{Amend: func(n results.Node, runs []results.Run) results.Node {
 		seen[n.Name] = len(runs)
 		n.Suites = append(n.Suites, results.Suite{Name: results.SuiteCompare, Specs: []results.Spec{{Name: "keeps its bandwidth", State: results.StateFailed, Message: "busbw 300 -> 200"}}})
 		return n
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestCollectRefusesResultsThatAreNotTheNodesOwn(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	m, err := Collect(dir, "")
+	m, err := Collect(dir, CollectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,7 +90,7 @@ func (l *Leader) Run(ctx context.Context) (*results.Results, error) {
 			l.logf("multi-node collectives: %v", err)
 		}
 	}
-	m, err := CollectJudged(l.Out, note, l.Amend, l.Judge)
+	m, err := Collect(l.Out, CollectOptions{Note: note, Amend: l.Amend, Judge: l.Judge})
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,7 @@ func TestCollectFailsTheAllocationWhoseScalingStepLeftNoResults(t *testing.T) {
 			if c.junk {
 				os.WriteFile(filepath.Join(dir, scaleDir, resultsFile), []byte("{\"schema\": 1, \"nodes\": [tru"), 0o644)
 			}
-			m, err := Collect(dir, c.note)
+			m, err := Collect(dir, CollectOptions{Note: c.note})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +149,7 @@ func TestALeaderWhoseScalingStepDiesFailsTheAllocation(t *testing.T) {
 	if names, err := hostlist.ReadFile(filepath.Join(dir, scaleDir, scaleNodesFile)); err != nil || !slices.Equal(names, []string{"gpu00001"}) {
 		t.Errorf("node file: %q, %v", names, err)
 	}
-	m, err := Collect(dir, "")
+	m, err := Collect(dir, CollectOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
-	"github.com/gdrcheck/gdrcheck/suites/knownbad"
 )
 
 // The domain matchers the spec areas state their expectations with. A
@@ -91,27 +90,6 @@ func HaveAWorkingMechanism(cause ...string) types.GomegaMatcher {
 		negated: func(v node.MechanismVerdict) string {
 			return "expected no GPUDirect peer-memory mechanism, found " + v.Mechanism
 		},
-	}
-}
-
-// BeOutsideKnownBadCells succeeds when a node's []knownbad.Hit holds no
-// fail-level cell; warn-level ones are the spec's warnings. Its failure
-// is "in a known-bad combination:" and the cell's sentence (source, the
-// facts that put the node there, what breaks, the fix), in
-// HaveNoFindings' form where there are more.
-func BeOutsideKnownBadCells() types.GomegaMatcher {
-	failing := func(hits []knownbad.Hit) []string {
-		var out []string
-		for _, h := range knownbad.Failing(hits) {
-			out = append(out, "in a known-bad combination: "+h.String())
-		}
-		return out
-	}
-	return sentence[[]knownbad.Hit]{
-		name:    "BeOutsideKnownBadCells",
-		match:   func(hits []knownbad.Hit) bool { return len(knownbad.Failing(hits)) == 0 },
-		failure: func(hits []knownbad.Hit) string { return findingsMessage(failing(hits)) },
-		negated: func([]knownbad.Hit) string { return "expected a known-bad combination, found none" },
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/suites"
-	"github.com/gdrcheck/gdrcheck/suites/knownbad"
 )
 
 // failure is what a spec fails with when it states Expect(actual).To(m)
@@ -261,25 +260,4 @@ func TestTheFrameworkMatchersSayWhatIsMissing(t *testing.T) {
 	check(t, &suites.Context{Scaling: &nccl.Scaling{}, ScalingErr: notFound}, suites.HaveScalingRuns(), false,
 		`no multi-node runs: nccl-tests binary not found: all_reduce_perf in "/opt/nccl-tests"`)
 	check(t, &suites.Context{Scaling: &nccl.Scaling{}}, suites.HaveScalingRuns(), true, "")
-}
-
-// The cells of the shipped table on the facts of the nodes their sources
-// describe: the DGX OS 25.01 node of NVIDIA/nccl#1676 fails, the old IB
-// stack of NVIDIA/nccl#778 only warns.
-func TestBeOutsideKnownBadCells(t *testing.T) {
-	dgx := knownbad.Facts{NCCL: "2.21.5", NCCLFrom: "nccl-tests", RDMANICs: 8, Peermem: knownbad.PeermemLoaded, Mechanism: "peermem",
-		GPUDMABuf: knownbad.No, GPUDMABufWhy: "the proprietary kernel modules export no dma-buf"}
-	oldIB := knownbad.Facts{NCCL: "2.14.3", RDMANICs: 2, Peermem: knownbad.PeermemRegistered, Mechanism: "peermem",
-		GPUDMABuf: knownbad.Yes, NICDMABuf: knownbad.No, NICDMABufWhy: "rdma-core 28 is older than 34"}
-	check(t, []knownbad.Hit(nil), suites.BeOutsideKnownBadCells(), true, "")
-	check(t, knownbad.Match(oldIB), suites.BeOutsideKnownBadCells(), true, "")
-	hits := knownbad.Match(dgx)
-	check(t, hits, suites.BeOutsideKnownBadCells(), false, "in a known-bad combination: "+hits[0].String())
-	if !strings.HasPrefix(hits[0].String(), "NVIDIA/nccl#1676: NCCL 2.21.5 is <=2.22.3, ") {
-		t.Errorf("hit %q", hits[0])
-	}
-	both := append(knownbad.Match(dgx), knownbad.Match(dgx)...)
-	if msg := failure(both, suites.BeOutsideKnownBadCells()); !strings.HasSuffix(strings.SplitN(msg, "\n", 2)[0], " (and 1 more)") {
-		t.Errorf("two failing cells: %q", msg)
-	}
 }

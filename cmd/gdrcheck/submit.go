@@ -187,7 +187,7 @@ func waitAndReport(cmd *cobra.Command, c slurm.Client, id, dir string, poll time
 		}
 		// Judged as the job's leader judges it: a job that ended
 		// FAILED for its verdict (exit 1) keeps the allocation's specs.
-		m, err := slurm.CollectJudged(dir, note, amend, allocation.NewTally())
+		m, err := slurm.Collect(dir, slurm.CollectOptions{Note: note, Amend: amend, Judge: allocation.NewTally()})
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("job %s ended %s before writing anything to %s", id, state, dir)}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/gdrcheck/gdrcheck/internal/version"
 )
 
 // Facts are what a node is, for matching it to a profile. An empty field
@@ -83,10 +85,8 @@ func (f Facts) Profile() Profile {
 		r    *Range
 	}{{f.Driver, &p.Software.Driver}, {f.NCCL, &p.Software.NCCL}, {f.CUDA, &p.Software.CUDA}} {
 		// The version as the node reported it, matching itself.
-		if v, err := factVersion(s.fact); err == nil {
-			*s.r = Range{src: strings.TrimSpace(s.fact), cons: []constraint{{v: v}}}
-		} else if s.fact != "" {
-			*s.r = Range{src: strings.TrimSpace(s.fact)}
+		if s.fact != "" {
+			*s.r = version.Reported(s.fact)
 		}
 	}
 	return p
@@ -174,7 +174,7 @@ func (p Profile) Mismatches(f Facts) []string {
 		if s.r.IsZero() || s.fact == "" {
 			continue // an unknown version is not checked
 		}
-		if v, err := factVersion(s.fact); err != nil || !s.r.Contains(v) {
+		if v, err := version.ParseFact(s.fact); err != nil || !s.r.Contains(v) {
 			miss(s.field, strconv.Quote(s.r.String()), s.fact)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/internal/version"
 )
 
 // NCCLLibrary is the NCCL the dynamic loader gives a program that links
@@ -244,11 +244,11 @@ func namesIn(fsys rootFS, dir string, re *regexp.Regexp) ([]string, error) {
 }
 
 func newerVersion(a, b string) bool {
-	va, err := baseline.ParseVersion(a)
+	va, err := version.Parse(a)
 	if err != nil {
 		return false
 	}
-	vb, err := baseline.ParseVersion(b)
+	vb, err := version.Parse(b)
 	return err != nil || va.Compare(vb) > 0
 }
 

@@ -121,7 +121,7 @@ var _ = suites.Describe("kernel", func() {
 		for _, h := range knownbad.Warning(hits) {
 			suites.Warn("in a known-bad combination: %s", h)
 		}
-		Expect(hits).To(suites.BeOutsideKnownBadCells())
+		Expect(hits).To(BeOutsideKnownBadCells())
 	})
 
 	// Xid 79 (a GPU fell off the bus: NVIDIA/NVSentinel#155,

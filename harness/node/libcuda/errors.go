@@ -2,7 +2,6 @@ package libcuda
 
 import (
 	"errors"
-	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -86,28 +85,4 @@ func ParseCode(text string) (int, bool) {
 func IsCode(err error, code int) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Code == code
-}
-
-// openError classifies a dlopen failure. The library itself missing wraps
-// ErrNotFound; anything else (a dependency missing, a file of the wrong
-// architecture) is a broken installation and does not.
-func openError(name, dlerr string) error {
-	if isNotFound(name, dlerr) {
-		return fmt.Errorf("%w: %s", ErrNotFound, dlerr)
-	}
-	return fmt.Errorf("loading %s: %s", name, dlerr)
-}
-
-// isNotFound reports whether a dlerror message says that the library name
-// itself, rather than something it needs, does not exist. glibc writes
-// "NAME: cannot open shared object file: No such file or directory" and
-// musl "Error loading shared library NAME: No such file or directory";
-// a missing dependency is named in place of NAME.
-func isNotFound(name, dlerr string) bool {
-	const enoent = "No such file or directory"
-	if !strings.HasSuffix(dlerr, enoent) {
-		return false
-	}
-	return strings.HasPrefix(dlerr, name+": ") ||
-		dlerr == "Error loading shared library "+name+": "+enoent
 }

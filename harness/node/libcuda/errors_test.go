@@ -44,35 +44,6 @@ func TestIsCode(t *testing.T) {
 	}
 }
 
-func TestOpenErrorClassification(t *testing.T) {
-	tests := []struct {
-		name     string
-		dlerr    string
-		notFound bool
-	}{
-		{"glibc: the library itself is missing",
-			"libcuda.so.1: cannot open shared object file: No such file or directory", true},
-		{"musl: the library itself is missing",
-			"Error loading shared library libcuda.so.1: No such file or directory", true},
-		{"glibc: a dependency is missing",
-			"libfoo.so.2: cannot open shared object file: No such file or directory", false},
-		{"musl: a dependency is missing",
-			"Error loading shared library libfoo.so.2: No such file or directory (needed by /usr/lib/libcuda.so.1)", false},
-		{"the file is for another architecture",
-			"/usr/lib/libcuda.so.1: wrong ELF class: ELFCLASS32", false},
-		{"the file cannot be read",
-			"libcuda.so.1: cannot open shared object file: Permission denied", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := openError(Name, tt.dlerr)
-			if got := errors.Is(err, ErrNotFound); got != tt.notFound {
-				t.Errorf("errors.Is(%q, ErrNotFound) = %v, want %v", err, got, tt.notFound)
-			}
-		})
-	}
-}
-
 func TestNormalizeBusID(t *testing.T) {
 	tests := []struct {
 		name, in, want string

@@ -5,61 +5,18 @@
 // (cuMemGetHandleForAddressRange), which is what the DMA-BUF GPUDirect RDMA
 // path rests on.
 //
-// No CUDA header is needed to build it: the few types are declared here and
-// only -ldl is linked. Where libcuda.so.1 cannot be found, Open returns an
-// error wrapping ErrNotFound.
+// No CUDA header is needed to build it: the few types are declared here,
+// internal/dl loads the library and only -ldl is linked. Where
+// libcuda.so.1 cannot be found, Open returns an error wrapping ErrNotFound.
 package libcuda
 
 /*
-#cgo CFLAGS: -D_GNU_SOURCE
-#cgo LDFLAGS: -ldl
-#include <dlfcn.h>
 #include <stdlib.h>
-#include <string.h>
 
 typedef int CUresult;
 typedef int CUdevice;
 typedef unsigned long long CUdeviceptr;
 typedef void *CUcontext;
-
-// gdr_dl is a dlopen or dlsym result. err is NULL or a strdup'ed copy of
-// dlerror() taken on the same thread, to be freed by the caller.
-typedef struct {
-	void *p;
-	char *err;
-} gdr_dl;
-
-static char *gdr_dlerror(const char *fallback) {
-	const char *e = dlerror();
-	return strdup(e ? e : fallback);
-}
-
-static gdr_dl gdr_dlopen(const char *name) {
-	gdr_dl r = {NULL, NULL};
-	dlerror();
-	// RTLD_NODELETE: libcuda starts threads of its own once initialised, so
-	// its code must stay mapped after dlclose.
-	r.p = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-	if (r.p == NULL)
-		r.err = gdr_dlerror("dlopen failed");
-	return r;
-}
-
-static gdr_dl gdr_dlsym(void *h, const char *sym) {
-	gdr_dl r = {NULL, NULL};
-	dlerror();
-	r.p = dlsym(h, sym);
-	if (r.p == NULL)
-		r.err = gdr_dlerror("symbol resolves to NULL");
-	return r;
-}
-
-static char *gdr_dlclose(void *h) {
-	dlerror();
-	if (dlclose(h) != 0)
-		return gdr_dlerror("dlclose failed");
-	return NULL;
-}
 
 // Calls through the resolved function pointers. Out parameters point to Go
 // memory that holds no Go pointers and is not kept after the call.
@@ -120,10 +77,15 @@ import (
 	"fmt"
 	"syscall"
 	"unsafe"
+
+	"github.com/gdrcheck/gdrcheck/internal/dl"
 )
 
 // Name is the file name Open asks the dynamic loader for.
 const Name = "libcuda.so.1"
+
+// library is how Open loads it, and the errors it wraps.
+var library = dl.Library{Name: Name, NotFound: ErrNotFound, MissingSymbol: ErrMissingSymbol}
 
 // Attribute is a CUdevice_attribute value from cuda.h.
 type Attribute int
@@ -154,7 +116,7 @@ func (a Attribute) String() string {
 // from several goroutines at once, except Close. Call Init before the device
 // methods.
 type Lib struct {
-	handle unsafe.Pointer // from dlopen; nil once closed
+	handle *dl.Handle // nil once closed
 	fn     functions
 	// Names of the versioned entry points actually resolved, used in errors.
 	ctxReleaseName string
@@ -175,7 +137,7 @@ type functions struct {
 // library, and one wrapping ErrMissingSymbol when a required entry point is
 // missing. cuMemGetHandleForAddressRange is optional: see HasDMABufExport.
 func Open() (*Lib, error) {
-	h, err := dlopen(Name)
+	h, err := library.Open()
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +165,7 @@ func Open() (*Lib, error) {
 	for _, r := range required {
 		var firstErr error
 		for _, name := range r.names {
-			p, err := dlsym(h, name)
+			p, err := h.Sym(name)
 			if err == nil {
 				*r.dst = p
 				if r.dst == &f.cuDevicePrimaryCtxRelease {
@@ -216,11 +178,11 @@ func Open() (*Lib, error) {
 			}
 		}
 		if *r.dst == nil {
-			_ = dlclose(h) // the error that matters is firstErr
+			_ = h.Close() // the error that matters is firstErr
 			return nil, fmt.Errorf("%s: %w", Name, firstErr)
 		}
 	}
-	if p, err := dlsym(h, "cuMemGetHandleForAddressRange"); err == nil {
+	if p, err := h.Sym("cuMemGetHandleForAddressRange"); err == nil {
 		f.cuMemGetHandleForAddressRange = p
 	}
 	return l, nil
@@ -237,7 +199,7 @@ func (l *Lib) Close() error {
 	}
 	h := l.handle
 	l.handle = nil
-	return dlclose(h)
+	return h.Close()
 }
 
 // HasDMABufExport reports whether the driver exports
@@ -412,40 +374,4 @@ func cstring(buf []byte) string {
 		buf = buf[:i]
 	}
 	return string(buf)
-}
-
-func dlopen(name string) (unsafe.Pointer, error) {
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	r := C.gdr_dlopen(cname)
-	if r.p == nil {
-		return nil, openError(name, takeCString(r.err))
-	}
-	return r.p, nil
-}
-
-func dlsym(h unsafe.Pointer, sym string) (unsafe.Pointer, error) {
-	csym := C.CString(sym)
-	defer C.free(unsafe.Pointer(csym))
-	r := C.gdr_dlsym(h, csym)
-	if r.p == nil {
-		return nil, fmt.Errorf("%w: %s", ErrMissingSymbol, takeCString(r.err))
-	}
-	return r.p, nil
-}
-
-func dlclose(h unsafe.Pointer) error {
-	if e := C.gdr_dlclose(h); e != nil {
-		return fmt.Errorf("dlclose %s: %s", Name, takeCString(e))
-	}
-	return nil
-}
-
-// takeCString copies a malloc'ed C string and frees it.
-func takeCString(s *C.char) string {
-	if s == nil {
-		return ""
-	}
-	defer C.free(unsafe.Pointer(s))
-	return C.GoString(s)
 }

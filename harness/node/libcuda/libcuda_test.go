@@ -52,11 +52,13 @@ func openInit(t *testing.T) (*Lib, int) {
 	return l, n
 }
 
-func TestDlopenOfAMissingLibraryIsErrNotFound(t *testing.T) {
-	const name = "libgdrcheck-no-such-library.so.1"
-	_, err := dlopen(name)
-	if !errors.Is(err, ErrNotFound) {
-		t.Errorf("dlopen(%q) = %v, want an error wrapping ErrNotFound", name, err)
+// Open's library wraps this package's ErrNotFound where the loader finds
+// no file of its name (internal/dl classifies the dlerror texts).
+func TestOpenOfAMissingLibraryIsErrNotFound(t *testing.T) {
+	l := library
+	l.Name = "libgdrcheck-no-such-library.so.1"
+	if _, err := l.Open(); !errors.Is(err, ErrNotFound) {
+		t.Errorf("opening %q = %v, want an error wrapping ErrNotFound", l.Name, err)
 	}
 }
 

@@ -45,30 +45,3 @@ func TestErrorUnwrapsToErrno(t *testing.T) {
 		t.Errorf("newError without errno = %+v, want Errno 0 and nothing to unwrap", got)
 	}
 }
-
-func TestOpenErrorClassification(t *testing.T) {
-	tests := []struct {
-		name     string
-		dlerr    string
-		notFound bool
-	}{
-		{"glibc: the library itself is missing",
-			"libibverbs.so.1: cannot open shared object file: No such file or directory", true},
-		{"musl: the library itself is missing",
-			"Error loading shared library libibverbs.so.1: No such file or directory", true},
-		{"glibc: a dependency is missing",
-			"libnl-3.so.200: cannot open shared object file: No such file or directory", false},
-		{"musl: a dependency is missing",
-			"Error loading shared library libnl-3.so.200: No such file or directory (needed by /usr/lib/libibverbs.so.1)", false},
-		{"the file is for another architecture",
-			"/usr/lib/libibverbs.so.1: wrong ELF class: ELFCLASS32", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := openError(Name, tt.dlerr)
-			if got := errors.Is(err, ErrNotFound); got != tt.notFound {
-				t.Errorf("errors.Is(%q, ErrNotFound) = %v, want %v", err, got, tt.notFound)
-			}
-		})
-	}
-}

@@ -5,65 +5,14 @@
 // (ibv_reg_dmabuf_mr, rdma-core 34 and later) and deregister it at once.
 //
 // No rdma-core header is needed to build it: the verbs objects are opaque
-// pointers here and only -ldl is linked. Where libibverbs.so.1 cannot be
-// found, Open returns an error wrapping ErrNotFound.
+// pointers here, internal/dl loads the library and only -ldl is linked.
+// Where libibverbs.so.1 cannot be found, Open returns an error wrapping
+// ErrNotFound.
 package libverbs
 
 /*
-#cgo CFLAGS: -D_GNU_SOURCE
-#cgo LDFLAGS: -ldl
-#include <dlfcn.h>
-#include <link.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
-
-// gdr_dl is a dlopen or dlsym result. err is NULL or a strdup'ed copy of
-// dlerror() taken on the same thread, to be freed by the caller.
-typedef struct {
-	void *p;
-	char *err;
-} gdr_dl;
-
-static char *gdr_dlerror(const char *fallback) {
-	const char *e = dlerror();
-	return strdup(e ? e : fallback);
-}
-
-static gdr_dl gdr_dlopen(const char *name) {
-	gdr_dl r = {NULL, NULL};
-	dlerror();
-	// RTLD_NODELETE: a Device left open, or a provider library that
-	// libibverbs loaded, must not outlive the code it calls into.
-	r.p = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-	if (r.p == NULL)
-		r.err = gdr_dlerror("dlopen failed");
-	return r;
-}
-
-static gdr_dl gdr_dlsym(void *h, const char *sym) {
-	gdr_dl r = {NULL, NULL};
-	dlerror();
-	r.p = dlsym(h, sym);
-	if (r.p == NULL)
-		r.err = gdr_dlerror("symbol resolves to NULL");
-	return r;
-}
-
-static char *gdr_dlclose(void *h) {
-	dlerror();
-	if (dlclose(h) != 0)
-		return gdr_dlerror("dlclose failed");
-	return NULL;
-}
-
-// gdr_dlpath is the file name the loader recorded for h (strdup'ed), or NULL.
-static char *gdr_dlpath(void *h) {
-	struct link_map *lm = NULL;
-	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || lm == NULL || lm->l_name == NULL)
-		return NULL;
-	return strdup(lm->l_name);
-}
 
 // Calls through the resolved function pointers. struct ibv_device, ibv_context,
 // ibv_pd and ibv_mr are only ever handled as opaque pointers.
@@ -111,10 +60,15 @@ import (
 	"sync"
 	"syscall"
 	"unsafe"
+
+	"github.com/gdrcheck/gdrcheck/internal/dl"
 )
 
 // Name is the file name Open asks the dynamic loader for.
 const Name = "libibverbs.so.1"
+
+// library is how Open loads it, and the errors it wraps.
+var library = dl.Library{Name: Name, NotFound: ErrNotFound, MissingSymbol: ErrMissingSymbol}
 
 // Access flags of every registration: IBV_ACCESS_LOCAL_WRITE |
 // IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ, what a GPUDirect RDMA
@@ -124,7 +78,7 @@ const accessFlags = 1 | 2 | 4
 // Lib is libibverbs.so.1 loaded into this process. Its methods may be called
 // from several goroutines at once, except Close.
 type Lib struct {
-	handle unsafe.Pointer // from dlopen; nil once closed
+	handle *dl.Handle // nil once closed
 	path   string
 	fn     functions
 }
@@ -142,7 +96,7 @@ type functions struct {
 // library, and one wrapping ErrMissingSymbol when a required verb is
 // missing. ibv_reg_dmabuf_mr is optional: see HasRegDMABufMR.
 func Open() (*Lib, error) {
-	h, err := dlopen(Name)
+	h, err := library.Open()
 	if err != nil {
 		return nil, err
 	}
@@ -162,14 +116,14 @@ func Open() (*Lib, error) {
 		{&f.regMR, "ibv_reg_mr"},
 		{&f.deregMR, "ibv_dereg_mr"},
 	} {
-		p, err := dlsym(h, r.name)
+		p, err := h.Sym(r.name)
 		if err != nil {
-			_ = dlclose(h) // the error that matters is err
+			_ = h.Close() // the error that matters is err
 			return nil, fmt.Errorf("%s: %w", Name, err)
 		}
 		*r.dst = p
 	}
-	if p, err := dlsym(h, "ibv_reg_dmabuf_mr"); err == nil {
+	if p, err := h.Sym("ibv_reg_dmabuf_mr"); err == nil {
 		f.regDMABufMR = p
 	}
 	l.path = loadedPath(h)
@@ -179,8 +133,8 @@ func Open() (*Lib, error) {
 // loadedPath is the real file behind h: the loader's link map entry with
 // symlinks resolved, or else the mapping of libibverbs.so* in
 // /proc/self/maps. It is "" when neither says.
-func loadedPath(h unsafe.Pointer) string {
-	if name := takeCString(C.gdr_dlpath(h)); name != "" {
+func loadedPath(h *dl.Handle) string {
+	if name := h.LinkMapName(); name != "" {
 		if p, err := filepath.EvalSymlinks(name); err == nil {
 			return p
 		}
@@ -198,7 +152,7 @@ func (l *Lib) Close() error {
 	}
 	h := l.handle
 	l.handle = nil
-	return dlclose(h)
+	return h.Close()
 }
 
 // Path is the real file the library was loaded from, e.g.
@@ -386,40 +340,4 @@ func returnedErrno(rc C.int, errno error) error {
 		return syscall.Errno(rc)
 	}
 	return errno
-}
-
-func dlopen(name string) (unsafe.Pointer, error) {
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	r := C.gdr_dlopen(cname)
-	if r.p == nil {
-		return nil, openError(name, takeCString(r.err))
-	}
-	return r.p, nil
-}
-
-func dlsym(h unsafe.Pointer, sym string) (unsafe.Pointer, error) {
-	csym := C.CString(sym)
-	defer C.free(unsafe.Pointer(csym))
-	r := C.gdr_dlsym(h, csym)
-	if r.p == nil {
-		return nil, fmt.Errorf("%w: %s", ErrMissingSymbol, takeCString(r.err))
-	}
-	return r.p, nil
-}
-
-func dlclose(h unsafe.Pointer) error {
-	if e := C.gdr_dlclose(h); e != nil {
-		return fmt.Errorf("dlclose %s: %s", Name, takeCString(e))
-	}
-	return nil
-}
-
-// takeCString copies a malloc'ed C string and frees it.
-func takeCString(s *C.char) string {
-	if s == nil {
-		return ""
-	}
-	defer C.free(unsafe.Pointer(s))
-	return C.GoString(s)
 }

@@ -1,11 +1,11 @@
-package baseline
+package version
 
 import (
 	"strings"
 	"testing"
 )
 
-func TestParseVersion(t *testing.T) {
+func TestParse(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, want, err string
 	}{
@@ -19,34 +19,34 @@ func TestParseVersion(t *testing.T) {
 		{"a sign is an error", "+2.3", "", `"+2.3" is not a dotted numeric version`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := ParseVersion(tc.in)
+			v, err := Parse(tc.in)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("ParseVersion(%q) = %v, %v; want error %q", tc.in, v, err, tc.err)
+					t.Fatalf("Parse(%q) = %v, %v; want error %q", tc.in, v, err, tc.err)
 				}
 				return
 			}
 			if err != nil || v.String() != tc.want {
-				t.Fatalf("ParseVersion(%q) = %v, %v; want %s", tc.in, v, err, tc.want)
+				t.Fatalf("Parse(%q) = %v, %v; want %s", tc.in, v, err, tc.want)
 			}
 		})
 	}
 }
 
-func TestFactVersionIgnoresWhatToolsPrintAfterTheNumber(t *testing.T) {
+func TestParseFactIgnoresWhatToolsPrintAfterTheNumber(t *testing.T) {
 	for in, want := range map[string]string{
 		"2.28.3+cuda13.0":   "2.28.3",
 		"v2.19.6":           "2.19.6",
 		"580.159.04 (open)": "580.159.4",
 		"13.0.":             "13.0",
 	} {
-		v, err := factVersion(in)
+		v, err := ParseFact(in)
 		if err != nil || v.String() != want {
-			t.Errorf("factVersion(%q) = %v, %v; want %s", in, v, err, want)
+			t.Errorf("ParseFact(%q) = %v, %v; want %s", in, v, err, want)
 		}
 	}
-	if _, err := factVersion("unknown"); err == nil {
-		t.Error(`factVersion("unknown") succeeded`)
+	if _, err := ParseFact("unknown"); err == nil {
+		t.Error(`ParseFact("unknown") succeeded`)
 	}
 }
 
@@ -77,7 +77,7 @@ func TestRangeContains(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := ParseVersion(tc.version)
+			v, err := Parse(tc.version)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,5 +113,39 @@ func TestRangeStringIsCanonical(t *testing.T) {
 	}
 	if (Range{}).IsZero() != true || a.IsZero() {
 		t.Error("IsZero is wrong")
+	}
+}
+
+// A reported version matches itself and what it is a prefix of, and is
+// written as the node wrote it; a fact that is no version matches
+// everything but keeps its text for the report.
+func TestReportedMatchesItselfWrittenAsReported(t *testing.T) {
+	for _, tc := range []struct {
+		fact, str string
+		zero      bool
+		in, out   []string
+	}{
+		{" 580.95.05 ", "580.95.05", false, []string{"580.95.5", "580.95.05.1"}, []string{"580.95.6", "580"}},
+		{"2.28.3+cuda13.0", "2.28.3+cuda13.0", false, []string{"2.28.3"}, []string{"2.28.4"}},
+		{"unknown", "unknown", true, []string{"1.0"}, nil},
+		{"", "", true, []string{"1.0"}, nil},
+	} {
+		t.Run(tc.fact, func(t *testing.T) {
+			r := Reported(tc.fact)
+			if r.String() != tc.str || r.IsZero() != tc.zero {
+				t.Errorf("Reported(%q) = %q (zero %t), want %q (zero %t)", tc.fact, r, r.IsZero(), tc.str, tc.zero)
+			}
+			for want, vs := range map[bool][]string{true: tc.in, false: tc.out} {
+				for _, s := range vs {
+					v, err := Parse(s)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got := r.Contains(v); got != want {
+						t.Errorf("Reported(%q).Contains(%s) = %t, want %t", tc.fact, s, got, want)
+					}
+				}
+			}
+		})
 	}
 }
