@@ -240,18 +240,7 @@ func (l *Leader) runArgs(out, nodeName string, suites []string) []string {
 	if len(suites) > 0 {
 		run = append(run, "--suites", strings.Join(suites, ","))
 	}
-	if c.NCCLTestsDir != "" {
-		run = append(run, "--nccl-tests-dir", c.NCCLTestsDir)
-	}
-	if c.PerftestDir != "" {
-		run = append(run, "--perftest-dir", c.PerftestDir)
-	}
-	if c.BaselineDir != "" {
-		run = append(run, "--baseline-dir", c.BaselineDir)
-	}
-	if c.AllowMissingBaseline {
-		run = append(run, "--allow-missing-baseline")
-	}
+	run = append(run, c.runOptionArgs(toRun)...)
 	// The suites give up before the watchdog does, so a slow node still
 	// reports what it has.
 	return append(run, "--timeout", (l.stepTimeout() * 9 / 10).String())
@@ -371,22 +360,7 @@ func (l *Leader) scaleArgs(nodesFile string, first results.Node) []string {
 	if first.Profile != "" {
 		args = append(args, "--baseline-profile", first.Profile)
 	}
-	for _, a := range c.NCCLSrunArgs {
-		args = append(args, "--srun-arg="+a)
-	}
-	if c.ScalingPairs != "" {
-		args = append(args, "--scaling-pairs", c.ScalingPairs)
-	}
-	if c.NCCLTestsDir != "" {
-		args = append(args, "--nccl-tests-dir", c.NCCLTestsDir)
-	}
-	if c.BaselineDir != "" {
-		args = append(args, "--baseline-dir", c.BaselineDir)
-	}
-	if c.AllowMissingBaseline {
-		args = append(args, "--allow-missing-baseline")
-	}
-	return args
+	return append(args, c.runOptionArgs(toScale)...)
 }
 
 func (l *Leader) firstNode(nodes []string) (results.Node, error) {

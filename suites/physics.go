@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/results"
 )
@@ -31,6 +32,30 @@ func Impossible(what string, v float64, l node.Limit) string {
 	case l.Known() && v > l.Value*(1+PhysicsMargin):
 		return fmt.Sprintf("%s reads %s %s, above the %s the path can carry (%s, plus %g %%): the measurement cannot be right",
 			what, results.FormatValue(v), l.Unit, results.FormatValue(l.Value)+" "+l.Unit, l.How, PhysicsMargin*100)
+	}
+	return ""
+}
+
+// ImpossibleSample says why a bandwidth a baseline would take from a
+// node's direct runs (baseline.AddSamples) cannot be right on that node
+// (Impossible against nccl.BusBWLimit from its own evidence), for the
+// first that cannot; "" when all can. A results.json may come from
+// anywhere, so `gdrcheck baseline record` judges it again rather than
+// trusting it to have failed.
+func ImpossibleSample(n results.Node, ev *node.Evidence) string {
+	for _, r := range n.Runs {
+		if r.Error != "" || r.Mode != "direct" {
+			continue
+		}
+		limit := nccl.BusBWLimit(r.Op, ev)
+		if why := Impossible(r.Op+"_perf busbw", r.BusBW, limit); why != "" {
+			return why
+		}
+		for _, p := range r.Points {
+			if why := Impossible(fmt.Sprintf("%s_perf busbw at %s", r.Op, results.SizeString(p.Size)), p.BusBW, limit); why != "" {
+				return why
+			}
+		}
 	}
 	return ""
 }

@@ -8,13 +8,13 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
+	"github.com/gdrcheck/gdrcheck/suites/analyze"
 )
 
 // analyzeExitCodes is the contract every analyze command keeps, for a CI
@@ -59,64 +59,6 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// debugHint is how to get an NCCL log the path can be judged from.
-var debugHint = "rerun with " + strings.Join(nccl.DebugEnv, " ") + ", which prints the channel lines NCCL's path is judged from"
-
-func newAnalyzeNCCLLogCmd() *cobra.Command {
-	var format string
-	var in *inputOptions
-	cmd := &cobra.Command{
-		Use:   "nccl-log FILE",
-		Short: "Classify the transports of an NCCL_DEBUG=INFO log",
-		Long: `nccl-log reads an NCCL debug log (NCCL 2.18 and later) and classifies every
-channel connection: P2P/CUMEM, P2P/IPC, P2P/direct, SHM, NET/IB/GDRDMA,
-NET/IB (host-staged), NET/Socket, CollNet, other net plugins. It reports the
-NCCL version, the network, per HCA whether GPU Direct RDMA is enabled, and a
-verdict: direct, fallback or unknown, with the reasons. Offline the verdict
-takes intra-node P2P and inter-node NET with GDRDMA as direct.
-
-The text lists the findings with their line in the log: errors (NCCL's
-error traces, "transport/net.cc:1134 -> 6"), warnings (WARN lines) and
-hints (NCCL saying why it will not use GPU Direct RDMA, as "GPU Direct RDMA
-Disabled for HCA 0 'mlx5_0' (no module)", with what to do about it).
-
-The JSON has nccl_version, network, transports (class -> connections),
-gdr_hcas, verdict and reasons, findings (level, source, text, count, line),
-hints (kind, text, line, count, advice), partial and partial_reason.
-
-Exit 0: every channel connection took the direct path, in a log of a whole
-run (warnings may be listed). Exit 1: a fallback; an error NCCL reported;
-or a warning in a log without a direct connection. Exit 2: no NCCL debug
-line, no channel connection line, or a log that does not cover a whole run
-(cut, an excerpt, or stopping before NCCL destroyed its communicators).
-
-` + analyzeExitCodes,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
-				return err
-			}
-			f, err := in.open(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			s, err := nccl.ParseLog(f)
-			if errors.Is(err, nccl.ErrNoData) {
-				return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: %w: no NCCL debug line; %s", args[0], err, f.noData(debugHint))}
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			code, why := judgeLog(s)
-			return analyzeReport(cmd.OutOrStdout(), args[0], format, s, func(w io.Writer) error { return printLog(w, s, code, why) }, code, why)
-		},
-	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
-	in = addInput(cmd)
-	return cmd
-}
-
 func checkFormat(format string) error {
 	if format != "text" && format != "json" {
 		return fmt.Errorf("--format %q: want text or json", format)
@@ -124,14 +66,75 @@ func checkFormat(format string) error {
 	return nil
 }
 
-// analyzeReport writes what an analyze command read, v as JSON or print's
-// text, and returns the exit for its judgement.
-func analyzeReport(w io.Writer, name, format string, v any, print func(io.Writer) error, code int, why string) error {
-	var err error
+// An analyzer is what one analyze subcommand gives the skeleton they
+// share (command): how it reads FILE, how it judges what it read
+// (suites/analyze) and how it prints it.
+type analyzer[T any] struct {
+	// check refuses the command's own flags before FILE is opened.
+	check func() error
+	// parse reads FILE. An error wrapping noData is an input that is not
+	// the tool's output: the refusal says, after sep, what the command
+	// reads (want).
+	parse     func(cmd *cobra.Command, in *input) (T, error)
+	noData    error
+	sep, want string
+	judge     func(T) (code int, why string)
+	// report is what --format json writes (nil: what parse returned).
+	report func(T) any
+	print  func(w io.Writer, v T, code int, why string) error
+}
+
+// command is the analyze subcommand: --format and --max-bytes, FILE
+// opened, parsed, judged, printed as text or JSON, and the judgement's
+// exit code.
+func (a analyzer[T]) command(use, short, long string) *cobra.Command {
+	var format string
+	var in *inputOptions
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Long:  long + "\n\n" + analyzeExitCodes,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(format); err != nil {
+				return err
+			}
+			if a.check != nil {
+				if err := a.check(); err != nil {
+					return err
+				}
+			}
+			return a.run(cmd, in, args[0], format)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	in = addInput(cmd)
+	return cmd
+}
+
+func (a analyzer[T]) run(cmd *cobra.Command, in *inputOptions, name, format string) error {
+	f, err := in.open(cmd, name)
+	if err != nil {
+		return &exitError{code: results.ExitUnevaluable, err: err}
+	}
+	defer f.Close()
+	v, err := a.parse(cmd, f)
+	if errors.Is(err, a.noData) {
+		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: %w%s%s", name, err, a.sep, f.noData(a.want))}
+	}
+	if err != nil {
+		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: %w", name, err)}
+	}
+	code, why := a.judge(v)
+	w := cmd.OutOrStdout()
 	if format == "json" {
-		err = writeJSON(w, v)
+		var report any = v
+		if a.report != nil {
+			report = a.report(v)
+		}
+		err = writeJSON(w, report)
 	} else {
-		err = print(w)
+		err = a.print(w, v, code, why)
 	}
 	if err != nil {
 		return err
@@ -151,50 +154,35 @@ func analyzeExit(name string, code int, why string) error {
 	return &exitError{code: code}
 }
 
-// judgeLog is the exit code for an NCCL log and why, in one sentence.
-func judgeLog(s *nccl.LogSummary) (int, string) {
-	var errs, warns []nccl.Finding
-	for _, f := range s.Findings {
-		if f.Level == "ERROR" {
-			errs = append(errs, f)
-		} else {
-			warns = append(warns, f)
-		}
+func newAnalyzeNCCLLogCmd() *cobra.Command {
+	a := analyzer[*nccl.LogSummary]{
+		parse:  func(_ *cobra.Command, in *input) (*nccl.LogSummary, error) { return nccl.ParseLog(in) },
+		noData: nccl.ErrNoData, sep: ": no NCCL debug line; ", want: analyze.DebugHint,
+		judge: analyze.Log,
+		print: printLog,
 	}
-	switch {
-	case s.Outcome == nccl.VerdictFallback:
-		return results.ExitFailed, "NCCL fell back: " + nccl.Verdict{Verdict: s.Outcome, Reasons: s.Reasons}.Reason()
-	case len(errs) > 0 && len(warns) > 0:
-		// The WARN names the cause; the traces are its way up the stack.
-		return results.ExitFailed, fmt.Sprintf("NCCL failed: %s, then %s from line %d", warnText(warns[0]), plural(len(errs), "error trace"), errs[0].Line)
-	case len(errs) > 0:
-		return results.ExitFailed, fmt.Sprintf("NCCL returned an error: %s on line %d (%s)", errs[0].Text, errs[0].Line, plural(len(errs), "error trace"))
-	case len(warns) > 0 && s.Outcome != nccl.VerdictDirect:
-		return results.ExitFailed, fmt.Sprintf("NCCL warned, and no connection took the direct path: %s", warnText(warns[0]))
-	case s.Partial:
-		return results.ExitUnevaluable, "the log does not cover a whole run: " + s.PartialReason +
-			"; judge the log of a whole run, from NCCL's start until it destroys its communicators (nccl-tests does before its footer), with " + strings.Join(nccl.DebugEnv, " ")
-	case s.Outcome != nccl.VerdictDirect:
-		return results.ExitUnevaluable, "no channel connection line to judge; " + debugHint
-	}
-	return results.ExitPassed, "every channel connection took the direct path"
-}
+	return a.command("nccl-log FILE", "Classify the transports of an NCCL_DEBUG=INFO log",
+		`nccl-log reads an NCCL debug log (NCCL 2.18 and later) and classifies every
+channel connection: P2P/CUMEM, P2P/IPC, P2P/direct, SHM, NET/IB/GDRDMA,
+NET/IB (host-staged), NET/Socket, CollNet, other net plugins. It reports the
+NCCL version, the network, per HCA whether GPU Direct RDMA is enabled, and a
+verdict: direct, fallback or unknown, with the reasons. Offline the verdict
+takes intra-node P2P and inter-node NET with GDRDMA as direct.
 
-// warnText writes a WARN finding for a one-line reason.
-func warnText(f nccl.Finding) string {
-	s := fmt.Sprintf("line %d: %s", f.Line, f.Text)
-	if f.Source != "" {
-		s += " (" + f.Source + ")"
-	}
-	return s
-}
+The text lists the findings with their line in the log: errors (NCCL's
+error traces, "transport/net.cc:1134 -> 6"), warnings (WARN lines) and
+hints (NCCL saying why it will not use GPU Direct RDMA, as "GPU Direct RDMA
+Disabled for HCA 0 'mlx5_0' (no module)", with what to do about it).
 
-// plural writes "1 error trace" or "4 error traces".
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
+The JSON has nccl_version, network, transports (class -> connections),
+gdr_hcas, verdict and reasons, findings (level, source, text, count, line),
+hints (kind, text, line, count, advice), partial and partial_reason.
+
+Exit 0: every channel connection took the direct path, in a log of a whole
+run (warnings may be listed). Exit 1: a fallback; an error NCCL reported;
+or a warning in a log without a direct connection. Exit 2: no NCCL debug
+line, no channel connection line, or a log that does not cover a whole run
+(cut, an excerpt, or stopping before NCCL destroyed its communicators).`)
 }
 
 // judgement names an exit code in the text output.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,18 +11,25 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
+	"github.com/gdrcheck/gdrcheck/suites/analyze"
 )
 
 // testsExpected is what analyze nccl-tests reads, for a refusal to say.
 const testsExpected = `expected what all_reduce_perf and the other nccl-tests binaries print (the "#" header, the size table and its "# Avg bus bandwidth" footer), or the file -J writes (a name ending in .json)`
 
 func newAnalyzeNCCLTestsCmd() *cobra.Command {
-	var format string
-	var in *inputOptions
-	cmd := &cobra.Command{
-		Use:   "nccl-tests FILE",
-		Short: "Read the result table of an nccl-tests run (text or -J JSON)",
-		Long: `nccl-tests reads the output of all_reduce_perf and the other nccl-tests
+	a := analyzer[*nccl.TestsResult]{
+		parse: func(_ *cobra.Command, in *input) (*nccl.TestsResult, error) {
+			if strings.HasSuffix(in.name, ".json") {
+				return nccl.ParseTestsJSON(in)
+			}
+			return nccl.ParseTests(in)
+		},
+		noData: nccl.ErrNoData, sep: ": ", want: testsExpected,
+		judge: analyze.Tests,
+		print: printTests,
+	}
+	return a.command("nccl-tests FILE", "Read the result table of an nccl-tests run (text or -J JSON)", `nccl-tests reads the output of all_reduce_perf and the other nccl-tests
 binaries, as text or as the JSON file written by -J (a name ending in .json),
 and prints per message size the out-of-place and in-place bus bandwidth and
 wrong elements, the average bus bandwidth, and the failures the run printed
@@ -44,84 +50,7 @@ does not parse (a value that is inf, nan or past int64, NCCL's log
 interleaved into it); the reason names the line and the row.
 
 The path NCCL took is not in the table: analyze nccl-log judges it from
-the same output when the run had NCCL_DEBUG=INFO.
-
-` + analyzeExitCodes,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
-				return err
-			}
-			f, err := in.open(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			parse := nccl.ParseTests
-			if strings.HasSuffix(args[0], ".json") {
-				parse = nccl.ParseTestsJSON
-			}
-			t, err := parse(f)
-			if errors.Is(err, nccl.ErrNoData) {
-				return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: %w: %s", args[0], err, f.noData(testsExpected))}
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
-			}
-			code, why := judgeTests(t)
-			return analyzeReport(cmd.OutOrStdout(), args[0], format, t, func(w io.Writer) error { return printTests(w, t, code, why) }, code, why)
-		},
-	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
-	in = addInput(cmd)
-	return cmd
-}
-
-// judgeTests is the exit code for an nccl-tests result and why.
-func judgeTests(t *nccl.TestsResult) (int, string) {
-	switch {
-	case len(t.Failures) > 0:
-		f := t.Failures[0]
-		return results.ExitFailed, fmt.Sprintf("nccl-tests reported a failure%s: %s", onLine(f.Line), failureLine(f))
-	case t.OutOfBounds != nil && *t.OutOfBounds > 0:
-		return results.ExitFailed, fmt.Sprintf("nccl-tests found %d out-of-bounds values", *t.OutOfBounds)
-	case t.Failed():
-		for _, r := range t.Rows {
-			if r.Wrong > 0 {
-				return results.ExitFailed, fmt.Sprintf("nccl-tests found %d wrong elements at %s", r.Wrong, results.SizeString(r.Size))
-			}
-		}
-		return results.ExitFailed, "nccl-tests reported failures past the first 256"
-	case t.Partial:
-		return results.ExitUnevaluable, "partial nccl-tests output: " + t.PartialReason +
-			`; rerun the test to completion and keep its whole output: a whole run ends with its "# Avg bus bandwidth" line`
-	}
-	return results.ExitPassed, plural(len(t.Rows), "size") + " without a failure or a wrong element"
-}
-
-// failureLine writes a failure the way nccl-tests prints it.
-func failureLine(f nccl.Failure) string {
-	switch f.Kind {
-	case "error":
-		return "# error: " + f.Message
-	case "test":
-		return fmt.Sprintf("%s pid %d: Test failure %s", f.Host, f.PID, f.Where)
-	case nccl.FailureWarn, nccl.FailureError:
-		return "NCCL " + f.Kind + " inside the result table: " + f.Message
-	}
-	s := strings.TrimSpace(fmt.Sprintf("Test %s failure %s %s", f.Kind, f.Where, f.Message))
-	if f.Host != "" {
-		s = f.Host + ": " + s
-	}
-	return s
-}
-
-// onLine is " on line N", or "" where the line is unknown (the JSON).
-func onLine(n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return fmt.Sprintf(" on line %d", n)
+the same output when the run had NCCL_DEBUG=INFO.`)
 }
 
 // testsHeading names the collective and the NCCL version, leaving out
@@ -155,7 +84,7 @@ func printTests(w io.Writer, t *nccl.TestsResult, code int, why string) error {
 		fmt.Fprintf(w, "average busbw: %.3f GB/s\n", *t.AvgBusBW)
 	}
 	for _, fl := range t.Failures {
-		fmt.Fprintf(w, "failure%s: %s\n", onLine(fl.Line), reports.Terminal(failureLine(fl)))
+		fmt.Fprintf(w, "failure%s: %s\n", analyze.OnLine(fl.Line), reports.Terminal(analyze.FailureLine(fl)))
 	}
 	if t.FailuresOmitted > 0 {
 		fmt.Fprintf(w, "... and %d more failure lines\n", t.FailuresOmitted)

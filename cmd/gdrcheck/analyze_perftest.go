@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/perftest"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
+	"github.com/gdrcheck/gdrcheck/suites/analyze"
 )
 
 // perftestReport is what `analyze perftest --format json` prints: the
@@ -22,12 +22,28 @@ type perftestReport struct {
 }
 
 func newAnalyzePerftestCmd() *cobra.Command {
-	var format, mem string
-	var in *inputOptions
-	cmd := &cobra.Command{
-		Use:   "perftest FILE",
-		Short: "Read the output of ib_write_bw and its siblings (text or --out_json)",
-		Long: `perftest reads what ib_write_bw, ib_read_bw, ib_write_lat and the other
+	var mem string
+	a := analyzer[*perftest.Result]{
+		check: func() error {
+			switch perftest.Mem(mem) {
+			case perftest.MemUnknown, perftest.MemHost, perftest.MemCUDA, perftest.MemCUDADMABuf:
+				return nil
+			}
+			return fmt.Errorf("--mem %q: want host, cuda or cuda-dmabuf", mem)
+		},
+		parse: func(cmd *cobra.Command, in *input) (*perftest.Result, error) {
+			res, err := readPerftest(in)
+			if err == nil {
+				declareMem(cmd, res, perftest.Mem(mem))
+			}
+			return res, err
+		},
+		noData: perftest.ErrNoOutput, sep: ": ", want: perftestExpected,
+		judge:  analyze.Perftest,
+		report: func(r *perftest.Result) any { return perftestReport{Result: r, Error: r.Error} },
+		print:  printPerftest,
+	}
+	cmd := a.command("perftest FILE", "Read the output of ib_write_bw and its siblings (text or --out_json)", `perftest reads what ib_write_bw, ib_read_bw, ib_write_lat and the other
 perftest binaries printed, or the file written by --out_json (a name ending
 in .json), and says how fast the run went, where its buffers lived and why
 it failed if it did. FILE "-" reads standard input.
@@ -51,49 +67,8 @@ in a partial output. Exit 2: the file cannot be read, is not perftest
 output (an NCCL log, a line of text that only says "failed"), or is
 partial: cut mid-line (a cut row is not read as a result), a table that
 stops before its closing line, or no result row at all; the reason names
-the last size read.
-
-` + analyzeExitCodes,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(format); err != nil {
-				return err
-			}
-			declared := perftest.Mem(mem)
-			switch declared {
-			case perftest.MemUnknown, perftest.MemHost, perftest.MemCUDA, perftest.MemCUDADMABuf:
-			default:
-				return fmt.Errorf("--mem %q: want host, cuda or cuda-dmabuf", mem)
-			}
-			f, err := in.open(cmd, args[0])
-			if err != nil {
-				return &exitError{code: results.ExitUnevaluable, err: err}
-			}
-			defer f.Close()
-			res, err := readPerftest(f)
-			if errors.Is(err, perftest.ErrNoOutput) {
-				err = fmt.Errorf("%w: %s", err, f.noData(perftestExpected))
-			}
-			if err != nil {
-				return &exitError{code: results.ExitUnevaluable, err: err}
-			}
-			if declared != perftest.MemUnknown {
-				switch res.Mem {
-				case perftest.MemUnknown:
-					res.Mem, res.MemEvidence = declared, "--mem "+mem
-				case declared:
-				default:
-					fmt.Fprintf(cmd.ErrOrStderr(), "gdrcheck: --mem %s ignored: the output shows %s (%s)\n", declared, res.Mem, reports.Terminal(res.MemEvidence))
-				}
-			}
-			code, why := judgePerftest(res)
-			return analyzeReport(cmd.OutOrStdout(), args[0], format, perftestReport{Result: res, Error: res.Error},
-				func(w io.Writer) error { return printPerftest(w, res, code, why) }, code, why)
-		},
-	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+the last size read.`)
 	cmd.Flags().StringVar(&mem, "mem", "", "the memory the run used, for outputs that do not say: host, cuda or cuda-dmabuf")
-	in = addInput(cmd)
 	return cmd
 }
 
@@ -101,32 +76,26 @@ the last size read.
 const perftestExpected = "expected what ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw or their _lat siblings print " +
 	"(the banner, the #bytes table closed by a dashed line, or perftest's errors), or the file --out_json writes (a name ending in .json)"
 
-// judgePerftest is the exit code for a perftest result and why.
-func judgePerftest(r *perftest.Result) (int, string) {
-	switch f := r.Failure; {
-	case f != nil && len(f.Lines) > 0:
-		return results.ExitFailed, fmt.Sprintf("perftest failed (%s)%s: %s", f.Kind, onLine(f.Line), f.Cause)
-	case r.Partial:
-		return results.ExitUnevaluable, "partial perftest output: " + r.PartialReason +
-			"; rerun it to completion and keep its whole output (standard output and error)"
-	case r.Failed():
-		return results.ExitFailed, r.Error
-	}
-	return results.ExitPassed, plural(len(r.Rows), "size") + ", no failure"
-}
-
 // readPerftest parses FILE; a name ending in .json is perftest's
 // --out_json file.
 func readPerftest(in *input) (*perftest.Result, error) {
-	parse := perftest.Parse
 	if strings.HasSuffix(in.name, ".json") {
-		parse = perftest.ParseJSON
+		return perftest.ParseJSON(in)
 	}
-	res, err := parse(in)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", in.name, err)
+	return perftest.Parse(in)
+}
+
+// declareMem takes --mem for a run whose output does not say where its
+// buffers lived; where the output says otherwise, it wins, and stderr
+// says --mem was ignored.
+func declareMem(cmd *cobra.Command, res *perftest.Result, declared perftest.Mem) {
+	switch {
+	case declared == perftest.MemUnknown:
+	case res.Mem == perftest.MemUnknown:
+		res.Mem, res.MemEvidence = declared, "--mem "+string(declared)
+	case res.Mem != declared:
+		fmt.Fprintf(cmd.ErrOrStderr(), "gdrcheck: --mem %s ignored: the output shows %s (%s)\n", declared, res.Mem, reports.Terminal(res.MemEvidence))
 	}
-	return res, nil
 }
 
 func printPerftest(w io.Writer, r *perftest.Result, code int, why string) error {

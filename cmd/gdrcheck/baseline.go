@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
-	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
@@ -159,7 +158,7 @@ runs.`,
 					if err := json.Unmarshal(n.Evidence, &ev); err != nil {
 						return fmt.Errorf("%s: evidence of %s: %w", dir, n.Name, err)
 					}
-					if why := impossibleSample(n, &ev); why != "" {
+					if why := suites.ImpossibleSample(n, &ev); why != "" {
 						return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: node %s: %s; a baseline is never proposed from it", dir, n.Name, why)}
 					}
 					f := runner.BaselineFacts(&ev, "")
@@ -169,7 +168,7 @@ runs.`,
 						return fmt.Errorf("%s: node %s is other hardware than the first run: %s", dir, n.Name, strings.Join(m, "; "))
 					}
 					nodes = append(nodes, n.Name)
-					addSamples(samples, n)
+					baseline.AddSamples(samples, n)
 					for _, g := range ev.GPUs {
 						if g.BAR1 != nil && (bar1 == nil || g.BAR1.TotalMiB < bar1.MinTotalMiB) {
 							bar1 = &baseline.BAR1Limits{MinTotalMiB: g.BAR1.TotalMiB, MinFreeMiB: 1024}
@@ -186,10 +185,10 @@ runs.`,
 			p.Software = baseline.Software{}
 			p.Name = name
 			if p.Name == "" {
-				p.Name = profileName(*facts)
+				p.Name = baseline.ProfileName(*facts)
 			}
 			b := baseline.Record(p, samples, baseline.RecordOptions{
-				Source: fmt.Sprintf("%d run(s) on %s", len(args), strings.Join(dedupe(nodes), ", ")),
+				Source: baseline.RecordedFrom(len(args), nodes),
 				BAR1:   bar1,
 			})
 			var buf bytes.Buffer
@@ -219,72 +218,4 @@ func readResults(arg string) (*results.Results, error) {
 		return nil, &exitError{code: results.ExitUnevaluable, err: err}
 	}
 	return r, nil
-}
-
-// impossibleSample says why a bandwidth addSamples would take from a
-// node's runs cannot be right on that node (suites.Impossible against
-// nccl.BusBWLimit from its own evidence), for the first that cannot; ""
-// when all can. A results.json may come from anywhere, so it is judged
-// again here rather than trusted to have failed.
-func impossibleSample(n results.Node, ev *node.Evidence) string {
-	for _, r := range n.Runs {
-		if r.Error != "" || r.Mode != "direct" {
-			continue
-		}
-		limit := nccl.BusBWLimit(r.Op, ev)
-		if why := suites.Impossible(r.Op+"_perf busbw", r.BusBW, limit); why != "" {
-			return why
-		}
-		for _, p := range r.Points {
-			if why := suites.Impossible(fmt.Sprintf("%s_perf busbw at %s", r.Op, results.SizeString(p.Size)), p.BusBW, limit); why != "" {
-				return why
-			}
-		}
-	}
-	return ""
-}
-
-// addSamples takes the metrics a baseline holds from one node's runs.
-func addSamples(s map[string][]float64, n results.Node) {
-	for _, r := range n.Runs {
-		if r.Error != "" {
-			continue
-		}
-		switch {
-		case r.Mode == "direct":
-			metric := results.BusBWMetric(r.Op)
-			for _, p := range r.Points {
-				if p.Size >= 256<<20 {
-					k := baseline.SampleKey(metric, p.Size)
-					s[k] = append(s[k], p.BusBW)
-				}
-			}
-		case r.RatioToDirect != nil:
-			k := baseline.SampleKey(results.FallbackRatioMetric(r.Mode), 0)
-			s[k] = append(s[k], *r.RatioToDirect)
-		}
-	}
-}
-
-// profileName derives a name like h200x2-nv18 or h100x8-nv18-cx7.
-func profileName(f baseline.Facts) string {
-	model := strings.ToLower(strings.TrimPrefix(f.GPUModel, "NVIDIA "))
-	model, _, _ = strings.Cut(model, " ")
-	name := fmt.Sprintf("%sx%d-%s", model, f.GPUsPerNode, strings.ToLower(f.Interconnect))
-	if f.NICModel != "" && f.NICModel != baseline.NoNIC {
-		name += "-" + strings.ToLower(strings.ReplaceAll(f.NICModel, "ConnectX-", "cx"))
-	}
-	return name
-}
-
-func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range s {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
-	"github.com/gdrcheck/gdrcheck/slurm"
 	"github.com/gdrcheck/gdrcheck/suites/compare"
 )
 
@@ -79,7 +78,7 @@ func (c *compareOptions) run(cmd *cobra.Command, beforeArg, afterArg string) err
 	default:
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--format %q: want text, markdown, html or junit", c.format)}
 	}
-	if err := checkTolerance(c.tolerance); err != nil {
+	if err := compare.CheckTolerance(c.tolerance); err != nil {
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--tolerance: %w", err)}
 	}
 	before, err := readCompared(beforeArg)
@@ -167,19 +166,12 @@ func readResultsArg(arg string, read func(string) (*results.Results, error)) (*r
 	return nil, fmt.Errorf("reading %q: no such file (gdrcheck run --out DIR writes DIR/results.json)", path)
 }
 
-func checkTolerance(t float64) error {
-	if t < 0 || t >= 1 {
-		return fmt.Errorf("%g: want a fraction in [0, 1), e.g. 0.1 for 10 %%", t)
-	}
-	return nil
-}
-
 // compareTo is what --compare-to adds to run and job: the run before,
 // read before anything runs (it may be the directory this run rewrites).
 type compareTo struct {
 	path      string
 	tolerance float64
-	before    *results.Results
+	before    compare.Before
 }
 
 func (c *compareTo) flags(f interface {
@@ -194,29 +186,13 @@ func (c *compareTo) load() error {
 	if c.path == "" {
 		return nil
 	}
-	if err := checkTolerance(c.tolerance); err != nil {
+	if err := compare.CheckTolerance(c.tolerance); err != nil {
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--compare-tolerance: %w", err)}
 	}
 	r, err := readCompared(c.path)
 	if err != nil {
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--compare-to: %w", err)}
 	}
-	c.before = r
+	c.before = compare.Before{Run: r, Options: compare.Options{Tolerance: c.tolerance}}
 	return nil
-}
-
-// amend is what adds the compare suite to each node of a job as the
-// collector merges it; nil without --compare-to.
-func (c *compareTo) amend() slurm.Amend {
-	if c.before == nil {
-		return nil
-	}
-	return compare.Amend(c.before, compare.Options{Tolerance: c.tolerance}, false)
-}
-
-// apply adds the compare suite to every node of a run's results.
-func (c *compareTo) apply(res *results.Results) {
-	if c.before != nil {
-		compare.AmendAll(c.before, res, compare.Options{Tolerance: c.tolerance})
-	}
 }

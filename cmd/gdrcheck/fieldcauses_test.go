@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,22 +26,7 @@ func variantOf(t *testing.T, edit func(t *testing.T, root string)) string {
 func nvmlEdit(edit func(rec map[string]any)) func(*testing.T, string) {
 	return func(t *testing.T, root string) {
 		t.Helper()
-		p := filepath.Join(root, "gdrcheck/nvml.json")
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rec map[string]any
-		if err := json.Unmarshal(b, &rec); err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		edit(rec)
-		if b, err = json.Marshal(rec); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		nodetest.EditNVML(t, root, edit)
 	}
 }
 

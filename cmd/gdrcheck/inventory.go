@@ -1,17 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/inventory"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites/overrides"
@@ -70,63 +68,7 @@ wrapper:
   . <(gdrcheck inventory --format env) || exit 1
   exec taskset -c "$GDRCHECK_CPUS" "$@"`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			root, done, err := o.root()
-			if err != nil {
-				return err
-			}
-			defer done()
-			h, err := node.Open(root)
-			if err != nil {
-				switch {
-				case strings.HasSuffix(o.hostRoot, ".ttar"):
-					err = fmt.Errorf("%s: %w", o.hostRoot, err)
-				case root != o.hostRoot:
-					// A copied directory is named as the user gave it.
-					err = errors.New(strings.ReplaceAll(err.Error(), root, o.hostRoot))
-				}
-				return &exitError{code: results.ExitUnevaluable, err: err}
-			}
-			ev := node.Collect(h, node.DefaultSources(h))
-			ev.Relabel(o.hostRoot)
-			inv := ev.Inventory()
-			judgeOverrides(&inv, ev)
-			w := cmd.OutOrStdout()
-			// A gres map without a GPU's line is still written, and
-			// exits 2 below like a map that is not complete.
-			partial := writeInventory(w, inv, ev, format)
-			if partial != nil && !errors.Is(partial, errNoMinor) {
-				return partial
-			}
-			mapErr := ev.MapError()
-			for _, warn := range inv.Warnings {
-				if mapErr == nil || warn != mapErr.Error() {
-					fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", reports.Terminal(warn))
-				}
-			}
-			if mapErr == nil {
-				mapErr = partial
-			}
-			if mapErr != nil {
-				return &exitError{code: results.ExitUnevaluable, err: mapErr}
-			}
-			if expect == "" {
-				return nil
-			}
-			want, err := readInventory(expect)
-			if err != nil {
-				return err
-			}
-			drift := node.Drift(want, inv)
-			if len(drift) == 0 {
-				fmt.Fprintf(cmd.ErrOrStderr(), "inventory matches %s\n", expect)
-				return nil
-			}
-			for _, d := range drift {
-				fmt.Fprintf(cmd.ErrOrStderr(), "drift: %s\n", reports.Terminal(d))
-			}
-			return &exitError{code: results.ExitFailed, err: fmt.Errorf("%d difference(s) from %s", len(drift), expect)}
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.inventory(cmd, format, expect) },
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "output format: table, yaml, json, gres (Slurm gres.conf lines) or env (sh for a launch wrapper)")
 	cmd.Flags().StringVar(&expect, "expect", "", "compare with the inventory stored in `FILE` and report drift (exit 1)")
@@ -134,30 +76,79 @@ wrapper:
 	return cmd
 }
 
+// inventory prints the node's rail map in format and, with expect,
+// reports its drift from the one stored there.
+func (o *options) inventory(cmd *cobra.Command, format, expect string) error {
+	root, done, err := o.root()
+	if err != nil {
+		return err
+	}
+	defer done()
+	h, err := o.policy().Open(root)
+	if err != nil {
+		return &exitError{code: results.ExitUnevaluable, err: err}
+	}
+	ev := node.Collect(h, node.DefaultSources(h))
+	ev.Relabel(o.hostRoot)
+	inv := ev.Inventory()
+	judgeOverrides(&inv, ev)
+	w := cmd.OutOrStdout()
+	// A gres map without a GPU's line is still written, and
+	// exits 2 below like a map that is not complete.
+	partial := writeInventory(w, inv, ev, format)
+	if partial != nil && !errors.Is(partial, inventory.ErrNoMinor) {
+		return partial
+	}
+	mapErr := ev.MapError()
+	for _, warn := range inv.Warnings {
+		if mapErr == nil || warn != mapErr.Error() {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", reports.Terminal(warn))
+		}
+	}
+	if mapErr == nil {
+		mapErr = partial
+	}
+	if mapErr != nil {
+		return &exitError{code: results.ExitUnevaluable, err: mapErr}
+	}
+	if expect == "" {
+		return nil
+	}
+	want, err := readInventory(expect)
+	if err != nil {
+		return err
+	}
+	drift := node.Drift(want, inv)
+	if len(drift) == 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "inventory matches %s\n", expect)
+		return nil
+	}
+	for _, d := range drift {
+		fmt.Fprintf(cmd.ErrOrStderr(), "drift: %s\n", reports.Terminal(d))
+	}
+	return &exitError{code: results.ExitFailed, err: fmt.Errorf("%d difference(s) from %s", len(drift), expect)}
+}
+
 func writeInventory(w io.Writer, inv node.Inventory, ev *node.Evidence, format string) error {
+	var err error
 	switch format {
 	case "json":
-		b, err := json.MarshalIndent(inv, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(w, "%s\n", b)
-		return err
+		return inventory.WriteJSON(w, inv)
 	case "yaml":
-		enc := yaml.NewEncoder(w)
-		enc.SetIndent(2)
-		if err := enc.Encode(inv); err != nil {
-			return err
-		}
-		return enc.Close()
+		return inventory.WriteYAML(w, inv)
 	case "table":
 		return inventoryTables(inv, ev).render(w)
 	case "gres":
-		return writeGres(w, inv, ev)
+		err = inventory.WriteGres(w, inv, ev, version)
 	case "env":
-		return writeEnv(w, inv)
+		err = inventory.WriteEnv(w, inv, version)
+	default:
+		return fmt.Errorf("--format %q: want table, yaml, json, gres or env", format)
 	}
-	return fmt.Errorf("--format %q: want table, yaml, json, gres or env", format)
+	if errors.Is(err, inventory.ErrRefused) {
+		return fmt.Errorf("--format %s: %w", format, err)
+	}
+	return err
 }
 
 type tables []reports.Table

@@ -19,7 +19,7 @@ import (
 
 // newJobCmd is the batch step of a submitted job; users run submit.
 func newJobCmd() *cobra.Command {
-	l := &slurm.Leader{Config: slurm.JobConfig{Scaling: true}}
+	l := &slurm.Leader{Config: slurm.JobConfig{Scaling: true, StepTimeout: time.Hour}}
 	cmd := &cobra.Command{
 		Use:    "job --out DIR",
 		Short:  "The batch step of gdrcheck submit (runs inside the allocation)",
@@ -44,7 +44,7 @@ func newJobCmd() *cobra.Command {
 			if err := ct.load(); err != nil {
 				return err
 			}
-			l.Amend = ct.amend()
+			l.Amend = ct.before.Amend()
 			l.Judge = allocation.NewTally()
 			// The job directory is the leader's for the whole job: a
 			// collect, or a leader of the same directory, waits.
@@ -75,22 +75,9 @@ func newJobCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&l.Out, "out", "", "job directory")
-	f.StringSliceVar(&l.Config.Suites, "suites", nil, "node suites")
-	f.StringVar(&l.Config.NCCLTestsDir, "nccl-tests-dir", "", "nccl-tests on the nodes")
-	f.StringVar(&l.Config.PerftestDir, "perftest-dir", "", "`DIR` of perftest (ib_write_bw) on the nodes, for the fabric suite")
-	f.StringVar(&l.Config.BaselineDir, "baseline-dir", "", "baselines")
-	f.IntVar(&l.Config.GPUsPerNode, "gpus-per-node", 0, "ranks per node for the multi-node collectives")
-	f.DurationVar(&l.Config.StepTimeout, "step-timeout", time.Hour, "node suites watchdog")
-	f.StringArrayVar(&l.Config.NCCLSrunArgs, "nccl-srun-arg", nil, "extra srun options for nccl-tests steps")
-	f.BoolVar(&l.Config.Scaling, "scaling", true, "multi-node collectives")
-	f.StringVar(&l.Config.ScalingPairs, "scaling-pairs", "", "pairwise rounds: auto, always, never")
-	f.BoolVar(&l.Config.DrainOnFail, "drain-on-fail", false, "drain failed nodes")
-	f.BoolVar(&l.Config.AllowMissingBaseline, "allow-missing-baseline", false, "report without a baseline")
-	f.StringVar(&l.Config.CompareTo, "compare-to", "", "compare the merged report with the run before")
-	f.Float64Var(&l.Config.CompareTolerance, "compare-tolerance", 0, "bandwidth drop allowed in the comparison")
+	l.Config.AddFlags(f)
 	f.StringVar(&l.ContainerImage, "container-image", "", "pyxis image for the node suites")
 	f.StringVar(&l.ContainerMounts, "container-mounts", "", "pyxis mounts")
-	addPromTextfile(cmd, &l.Config.PromTextfile, promJobHelp)
 	return cmd
 }
 
@@ -126,7 +113,7 @@ from its own gdrcheck run --prom-textfile.`,
 				return err
 			}
 			defer release()
-			m, err := slurm.Collect(args[0], slurm.CollectOptions{Note: note, Amend: ct.amend(), Judge: allocation.NewTally()})
+			m, err := slurm.Collect(args[0], slurm.CollectOptions{Note: note, Amend: ct.before.Amend(), Judge: allocation.NewTally()})
 			if err != nil {
 				return &exitError{code: results.ExitUnevaluable, err: err}
 			}

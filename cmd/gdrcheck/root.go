@@ -1,16 +1,13 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
-	"github.com/gdrcheck/gdrcheck/internal/ttar"
 	"github.com/gdrcheck/gdrcheck/reports"
 )
 
@@ -109,97 +106,10 @@ func checkPromTextfile(path string) error {
 	return nil
 }
 
-// root resolves --host-root to a directory that nobody but root and this
-// user can change while the command reads it by path. A recorded
-// directory is read where it lies if it is one already (node.CheckRoot),
-// else refused, or with --trust-root copied (node.CopyRoot); a .ttar
-// archive is unpacked. Copies and archives go to a temporary directory
-// that done removes (hostdir.go), after those that killed processes left
-// are removed. The live host / and a host mounted for gdrcheck (a
-// container's /host, with the kernel's own procfs and sysfs) are read
-// where they are.
-func (o *options) root() (dir string, done func(), err error) {
-	removeStaleHostDirs()
-	archive := strings.HasSuffix(o.hostRoot, ".ttar")
-	if !archive {
-		dir, err := o.recordedDir()
-		if dir != "" || err != nil {
-			if err != nil {
-				return "", nil, fmt.Errorf("--host-root %s: %w", o.hostRoot, err)
-			}
-			if err := o.checkTree(dir); err != nil {
-				return "", nil, err
-			}
-			return dir, func() {}, nil
-		}
-	}
-	dir, done, err = newHostDir()
-	if err != nil {
-		return "", nil, fmt.Errorf("--host-root %s: %w", o.hostRoot, err)
-	}
-	if archive {
-		err = ttar.ExtractFile(o.hostRoot, dir)
-	} else {
-		err = node.CopyRoot(o.hostRoot, dir, true)
-	}
-	if err == nil {
-		err = o.checkTree(dir)
-	}
-	if err != nil {
-		done()
-		if errors.Is(err, errNotANode) {
-			return "", nil, err
-		}
-		return "", nil, fmt.Errorf("--host-root: %w", err)
-	}
-	return dir, done, nil
-}
+// root resolves --host-root (node.RootPolicy): the directory to read,
+// and done, which removes what resolving it unpacked or copied.
+func (o *options) root() (dir string, done func(), err error) { return o.policy().Resolve() }
 
-var errNotANode = errors.New("not a recorded node")
-
-// checkTree says, in the terms of what was given, when --host-root holds
-// no sys and proc directories (an empty archive, the wrong directory),
-// before a temporary directory's name could reach the message.
-func (o *options) checkTree(dir string) error {
-	if o.hostRoot == "/" {
-		return nil
-	}
-	for _, sub := range []string{"sys", "proc"} {
-		if fi, err := os.Stat(filepath.Join(dir, sub)); err != nil || !fi.IsDir() {
-			return fmt.Errorf("--host-root %s: %w: it holds no %s/ directory (gdrcheck snapshot records a node with sys/ and proc/)", o.hostRoot, errNotANode, sub)
-		}
-	}
-	return nil
-}
-
-// recordedDir is the directory --host-root is read at in place, or ""
-// where it must be copied first: someone else can write it and
-// --trust-root says that is fine.
-func (o *options) recordedDir() (string, error) {
-	abs, err := filepath.Abs(o.hostRoot)
-	if err != nil {
-		return "", err
-	}
-	if abs == "/" {
-		return o.hostRoot, nil
-	}
-	if node.MountedHost(abs) {
-		if err := node.CheckMountedHost(abs); err != nil && !o.trustRoot {
-			return "", err
-		}
-		return o.hostRoot, nil
-	}
-	// Read at its real path: a link above it may be someone else's.
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", fmt.Errorf("host root %q: %w", abs, err)
-	}
-	err = node.CheckRoot(real)
-	if errors.Is(err, node.ErrUntrusted) && o.trustRoot {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return real, nil
+func (o *options) policy() node.RootPolicy {
+	return node.RootPolicy{Path: o.hostRoot, Trust: o.trustRoot}
 }

@@ -232,7 +232,7 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	if ev != nil {
 		fmt.Fprintf(stdout, "node %s: driver %s, kernel %s, %d GPU(s), %d RDMA NIC(s)\n", reports.Terminal(res.Nodes[0].Name), reports.Terminal(orDash(ev.Host.DriverVersion)), reports.Terminal(orDash(ev.Host.Kernel)), len(ev.GPUs), len(ev.NICs))
 	}
-	r.cmp.apply(res)
+	r.cmp.before.Apply(res)
 	wo := reports.WriteOptions{JUnit: reports.JUnitOptions{TestcaseProperties: r.tcProps}, PromTextfile: r.promTextfile}
 	if err := reports.WriteAllWith(&set, r.out, res, wo); err != nil {
 		return err

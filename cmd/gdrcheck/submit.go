@@ -22,7 +22,7 @@ import (
 )
 
 func newSubmitCmd() *cobra.Command {
-	s := &slurm.Submission{Job: slurm.JobConfig{Scaling: true}}
+	s := &slurm.Submission{Job: slurm.JobConfig{Scaling: true, ScalingPairs: "auto", StepTimeout: time.Hour}}
 	var dryRun, wait bool
 	var poll time.Duration
 	var format string
@@ -50,67 +50,7 @@ collected from here. A REQUEUED job is waited for again.
 With --wait the exit code is that of run: 0 passed, 1 a check failed, 2 a
 node could not be evaluated or never reported.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if s.Gdrcheck == "" {
-				exe, err := os.Executable()
-				if err != nil {
-					return err
-				}
-				s.Gdrcheck = exe
-			}
-			abs, err := filepath.Abs(s.Out)
-			if err != nil {
-				return err
-			}
-			s.Out = abs
-			// The job reads it on its first node: an absolute path, and
-			// one that reads here, or the job would fail at its end.
-			ct := compareTo{path: s.Job.CompareTo, tolerance: s.Job.CompareTolerance}
-			if ct.path != "" {
-				if ct.path, err = filepath.Abs(ct.path); err != nil {
-					return err
-				}
-				s.Job.CompareTo = ct.path
-				if err := ct.load(); err != nil {
-					return err
-				}
-			}
-			if err := checkPromTextfile(s.Job.PromTextfile); err != nil {
-				return err
-			}
-			if s.Job.PromTextfile != "" {
-				// The batch step starts in sbatch's working directory,
-				// not necessarily this one.
-				if s.Job.PromTextfile, err = filepath.Abs(s.Job.PromTextfile); err != nil {
-					return err
-				}
-			}
-			if err := suites.CheckLabels(s.Job.Suites); err != nil {
-				return fmt.Errorf("--suites: %w", err)
-			}
-			script, err := s.Render(version)
-			if err != nil {
-				return err
-			}
-			if dryRun {
-				_, err := io.WriteString(cmd.OutOrStdout(), script)
-				return err
-			}
-			if err := os.MkdirAll(s.Out, 0o755); err != nil {
-				return fmt.Errorf("--out: %w", err)
-			}
-			c := slurm.Client{}
-			id, err := c.Submit(cmd.Context(), s.SbatchArgv(), script)
-			if err != nil {
-				return &exitError{code: results.ExitUnevaluable, err: err}
-			}
-			dir := filepath.Join(s.Out, "job-"+id)
-			fmt.Fprintf(cmd.OutOrStdout(), "submitted job %s; results in %s\n", id, dir)
-			if !wait {
-				return nil
-			}
-			return waitAndReport(cmd, c, id, dir, poll, format, s.Job.DrainOnFail, ct.amend())
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return submit(cmd, s, dryRun, wait, poll, format) },
 	}
 	f := cmd.Flags()
 	f.IntVarP(&s.Nodes, "nodes", "N", 1, "nodes in the allocation")
@@ -127,26 +67,78 @@ node could not be evaluated or never reported.`,
 	f.IntVar(&s.SignalSeconds, "signal-seconds", 120, "send the job USR1 this long before its time limit, so it writes the report")
 	f.StringVar(&s.Out, "out", "gdrcheck-jobs", "`DIR` on a shared filesystem; each job writes DIR/job-<id>")
 	f.StringVar(&s.Gdrcheck, "gdrcheck", "", "path of gdrcheck as the nodes see it (default: this binary)")
-	f.StringSliceVar(&s.Job.Suites, "suites", nil, "node suites to run (default: all)")
-	f.StringVar(&s.Job.NCCLTestsDir, "nccl-tests-dir", "", "`DIR` of the cluster's nccl-tests on the nodes")
-	f.StringVar(&s.Job.PerftestDir, "perftest-dir", "", "`DIR` of perftest (ib_write_bw) on the nodes, for the fabric suite")
-	f.StringVar(&s.Job.BaselineDir, "baseline-dir", "", "`DIR` of baseline YAML files (default: the shipped ones)")
-	f.DurationVar(&s.Job.StepTimeout, "step-timeout", time.Hour, "watchdog for the node suites step: a node still running after this long is stopped and reported")
-	f.StringArrayVar(&s.Job.NCCLSrunArgs, "nccl-srun-arg", nil, "extra srun option for the multi-node nccl-tests steps, e.g. --mpi=pmix (repeatable)")
-	f.BoolVar(&s.Job.Scaling, "scaling", true, "run the scaling suite: all_reduce across 1, 2, 4 ... N nodes")
-	f.StringVar(&s.Job.ScalingPairs, "scaling-pairs", "auto", "when the scaling suite re-pairs the nodes to name a slow one: auto (a multi-node run below its baseline, or no baseline), always, never")
-	f.BoolVar(&s.Job.DrainOnFail, "drain-on-fail", false, "drain failed nodes (Reason \"gdrcheck: ...\"); nodes drained by others are left alone")
-	f.BoolVar(&s.Job.AllowMissingBaseline, "allow-missing-baseline", false, "report measurements no baseline matches instead of failing them")
-	f.StringVar(&s.Job.CompareTo, "compare-to", "", "compare the job's report with the run before in `DIR` (a job or run directory, or a results.json; read on the job's first node, so on a shared filesystem), as gdrcheck compare does: the compare suite joins the report, a regression exits 1 (and drains nothing)")
-	f.Float64Var(&s.Job.CompareTolerance, "compare-tolerance", 0, "with --compare-to: bandwidth drop, as a fraction, allowed instead of each run's baseline band")
+	s.Job.AddSubmitFlags(f)
 	f.StringVar(&s.ContainerImage, "container-image", "", "run the node suites in this container (pyxis), gdrcheck mounted in")
 	f.StringVar(&s.ContainerMounts, "container-mounts", "", "extra pyxis mounts for the container")
 	f.BoolVar(&dryRun, "dry-run", false, "print the sbatch script and submit nothing")
 	f.BoolVar(&wait, "wait", false, "wait for the job, print the tables and exit 0/1/2 like run")
 	f.DurationVar(&poll, "poll", 5*time.Second, "how often --wait asks Slurm about the job")
 	f.StringVar(&format, "format", "text", "table format: text or markdown")
-	addPromTextfile(cmd, &s.Job.PromTextfile, "the job writes its verdict as a Prometheus textfile to `PATH` on its first node when it ends, with the other files: the allocation's series only, node=\"allocation\" (verdict, nodes by status, failing suite, mechanism, profile and driver, the scaling runs, the worst outliers), at most a few hundred for any node count; PATH ends in .prom and usually lies in that node's node_exporter --collector.textfile.directory, under a name other than the node's own textfile. Every node step also writes its own textfile at PATH on its node, {node} in PATH being the node's name (in the job's own file, allocation): with {node} the first node keeps its own beside the job's")
 	return cmd
+}
+
+// submit renders the job's script and submits it (with dryRun, prints
+// it); with wait, it follows the job and prints its tables.
+func submit(cmd *cobra.Command, s *slurm.Submission, dryRun, wait bool, poll time.Duration, format string) error {
+	if s.Gdrcheck == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		s.Gdrcheck = exe
+	}
+	abs, err := filepath.Abs(s.Out)
+	if err != nil {
+		return err
+	}
+	s.Out = abs
+	// The job reads it on its first node: an absolute path, and
+	// one that reads here, or the job would fail at its end.
+	ct := compareTo{path: s.Job.CompareTo, tolerance: s.Job.CompareTolerance}
+	if ct.path != "" {
+		if ct.path, err = filepath.Abs(ct.path); err != nil {
+			return err
+		}
+		s.Job.CompareTo = ct.path
+		if err := ct.load(); err != nil {
+			return err
+		}
+	}
+	if err := checkPromTextfile(s.Job.PromTextfile); err != nil {
+		return err
+	}
+	if s.Job.PromTextfile != "" {
+		// The batch step starts in sbatch's working directory,
+		// not necessarily this one.
+		if s.Job.PromTextfile, err = filepath.Abs(s.Job.PromTextfile); err != nil {
+			return err
+		}
+	}
+	if err := suites.CheckLabels(s.Job.Suites); err != nil {
+		return fmt.Errorf("--suites: %w", err)
+	}
+	script, err := s.Render(version)
+	if err != nil {
+		return err
+	}
+	if dryRun {
+		_, err := io.WriteString(cmd.OutOrStdout(), script)
+		return err
+	}
+	if err := os.MkdirAll(s.Out, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	c := slurm.Client{}
+	id, err := c.Submit(cmd.Context(), s.SbatchArgv(), script)
+	if err != nil {
+		return &exitError{code: results.ExitUnevaluable, err: err}
+	}
+	dir := filepath.Join(s.Out, "job-"+id)
+	fmt.Fprintf(cmd.OutOrStdout(), "submitted job %s; results in %s\n", id, dir)
+	if !wait {
+		return nil
+	}
+	return waitAndReport(cmd, c, id, dir, poll, format, s.Job.DrainOnFail, ct.before.Amend())
 }
 
 // waitAndReport follows the job to its end, collects from here what the

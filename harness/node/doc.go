@@ -10,8 +10,11 @@
 // handed to the suites, which only compare.
 //
 // Files are grouped by the source they read, as prometheus/procfs does:
-//   - root_*: the Host over a root (root_host.go), the containment check of
-//     a recorded root, copying one (root_copy.go), the size limits of its
+//   - root_*: the Host over a root (root_host.go), how a command's
+//     --host-root is resolved to one (root_policy.go: ownership, the
+//     --trust-root copy, archives unpacked to scratch directories that
+//     root_scratch.go locks and sweeps), the containment check of a
+//     recorded root, copying one (root_copy.go), the size limits of its
 //     recordings, and the snapshot that writes one (root_snapshot.go);
 //   - pci_*: sysfs PCI devices, their config space (ACS, device control and
 //     ATS, AER) and the PCIe paths and path classes between them;

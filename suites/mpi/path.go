@@ -172,22 +172,6 @@ func Dominant(v LogVerdict) string {
 	return best
 }
 
-// LogExit is `gdrcheck analyze ucx-log`'s exit code for a log and why. A
-// staged transfer already read fails even in a partial log; a direct one
-// in a partial log cannot stand, as the part not read may hold a staged
-// one.
-func LogExit(s *ucx.LogSummary, v LogVerdict) (int, string) {
-	switch {
-	case v.Outcome == OutcomeFallback:
-		return results.ExitFailed, "UCX staged GPU memory through the host: " + v.Reasons[0]
-	case s.Partial:
-		return results.ExitUnevaluable, "the log does not cover a whole run: " + s.PartialReason
-	case v.Outcome == OutcomeDirect:
-		return results.ExitPassed, "every GPU-memory transfer took a direct path"
-	}
-	return results.ExitUnevaluable, "no GPU-memory transfer to judge; " + HintUCXLog
-}
-
 func containsAny(s string, words []string) bool {
 	for _, w := range words {
 		if strings.Contains(s, w) {

@@ -2,7 +2,9 @@
 // sysfs (real directories under sys/devices, symlinks from sys/bus and
 // sys/class), with an NVML recording beside them, so the node collector can
 // be tested on machines that have no GPU, NIC or PCIe switch. The fixture
-// generator (fixtures/gen) uses it to write fixtures/nodes/*.ttar.
+// generator (fixtures/gen) uses it to write fixtures/nodes/*.ttar. For
+// tests of a recorded node it unpacks one, edits its recordings and
+// collects it (recorded.go).
 package nodetest
 
 import (

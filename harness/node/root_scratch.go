@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"fmt"
@@ -12,19 +12,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// An archive given as --host-root is unpacked to a directory of its own
-// under os.TempDir, removed when the command ends. A process killed with
-// SIGKILL cannot remove it, so every command that takes --host-root first
-// removes those their owner left: the directory is named
-// gdrcheck-host-<pid>-<start>-* (the process id and its start time, in
-// clock ticks after boot, as /proc/<pid>/stat gives it) and is locked with
-// flock for as long as the process lives, the kernel dropping the lock when
-// it dies. A directory is stale when its lock is free and its process is
-// gone. Both are needed: the name is what protects a directory in the
-// instant between its mkdir and its flock, and the lock is what protects it
-// from a gdrcheck in another PID namespace sharing /tmp, where the pid
-// means nothing.
-const hostDirPrefix = "gdrcheck-host-"
+// An archive given as a host root (RootPolicy), or a directory copied
+// with Trust, is unpacked to a directory of its own under os.TempDir,
+// removed when the command ends. A process killed with SIGKILL cannot
+// remove it, so every Resolve first removes those their owner left: the
+// directory is named gdrcheck-host-<pid>-<start>-* (the process id and
+// its start time, in clock ticks after boot, as /proc/<pid>/stat gives
+// it) and is locked with flock for as long as the process lives, the
+// kernel dropping the lock when it dies. A directory is stale when its
+// lock is free and its process is gone. Both are needed: the name is what
+// protects a directory in the instant between its mkdir and its flock,
+// and the lock is what protects it from a gdrcheck in another PID
+// namespace sharing /tmp, where the pid means nothing.
+// HostDirPrefix begins the name of every scratch directory.
+const HostDirPrefix = "gdrcheck-host-"
 
 // newHostDir makes and locks the directory an archive is unpacked to.
 // release removes it.
@@ -34,7 +35,7 @@ func newHostDir() (dir string, release func(), err error) {
 	if err != nil {
 		return "", nil, err
 	}
-	dir, err = os.MkdirTemp("", fmt.Sprintf("%s%d-%d-*", hostDirPrefix, pid, start))
+	dir, err = os.MkdirTemp("", fmt.Sprintf("%s%d-%d-*", HostDirPrefix, pid, start))
 	if err != nil {
 		return "", nil, err
 	}
@@ -85,7 +86,7 @@ func removeStaleHostDirs() {
 
 // parseHostDir reads the pid and start time out of a host directory's name.
 func parseHostDir(name string) (pid int, start uint64, ok bool) {
-	rest, ok := strings.CutPrefix(name, hostDirPrefix)
+	rest, ok := strings.CutPrefix(name, HostDirPrefix)
 	if !ok {
 		return 0, 0, false
 	}

@@ -1,0 +1,43 @@
+package analyze
+
+import (
+	"github.com/gdrcheck/gdrcheck/harness/ucx"
+	"github.com/gdrcheck/gdrcheck/results"
+	mpisuite "github.com/gdrcheck/gdrcheck/suites/mpi"
+)
+
+// UCXLog is a UCX log judged: what `analyze ucx-log --format json`
+// prints, the parsed log with each table's path and the outcome
+// suites/mpi judged (mpisuite.JudgeLog, as the mpi suite judges its
+// runs).
+type UCXLog struct {
+	Transfers     []mpisuite.JudgedTransfer `json:"transfers"`
+	EPConfigs     []ucx.EPConfig            `json:"ep_configs"`
+	Outcome       string                    `json:"outcome"`
+	Reasons       []string                  `json:"reasons"`
+	Hints         []string                  `json:"ucx_info_hints,omitempty"`
+	Partial       bool                      `json:"partial"`
+	PartialReason string                    `json:"partial_reason,omitempty"`
+	Info          *ucx.Info                 `json:"ucx_info,omitempty"`
+}
+
+// JudgeUCXLog judges a UCX log with the ucx_info listing it holds, if any.
+func JudgeUCXLog(s *ucx.LogSummary) UCXLog {
+	v := mpisuite.JudgeLog(s, nil)
+	return UCXLog{Transfers: v.Transfers, EPConfigs: s.EPConfigs, Outcome: v.Outcome, Reasons: v.Reasons, Hints: v.Hints, Partial: s.Partial, PartialReason: s.PartialReason, Info: s.Info}
+}
+
+// UCX is the exit code for a judged UCX log and why. A staged transfer
+// already read fails even in a partial log; a direct one in a partial log
+// cannot stand, as the part not read may hold a staged one.
+func UCX(l UCXLog) (int, string) {
+	switch {
+	case l.Outcome == mpisuite.OutcomeFallback:
+		return results.ExitFailed, "UCX staged GPU memory through the host: " + l.Reasons[0]
+	case l.Partial:
+		return results.ExitUnevaluable, "the log does not cover a whole run: " + l.PartialReason
+	case l.Outcome == mpisuite.OutcomeDirect:
+		return results.ExitPassed, "every GPU-memory transfer took a direct path"
+	}
+	return results.ExitUnevaluable, "no GPU-memory transfer to judge; " + mpisuite.HintUCXLog
+}
