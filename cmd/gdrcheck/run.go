@@ -136,13 +136,8 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	if err := r.cmp.load(); err != nil {
 		return err
 	}
-	for flag, v := range map[string]string{"--mpi-launcher": r.mpiLauncher, "--mpi-internode-launcher": r.mpiInternode} {
-		if v == "" {
-			continue
-		}
-		if _, err := nccl.ParseMPILaunch(v); err != nil {
-			return fmt.Errorf("%s: %w", flag, err)
-		}
+	if err := r.checkLaunchers(); err != nil {
+		return err
 	}
 	root, done, err := o.root()
 	if err != nil {
@@ -192,16 +187,60 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	if err := r.scalingOptions(selected); err != nil {
 		return err
 	}
+	r.printBanner(stdout, o.hostRoot, selected)
+	res, ev, err := runner.Run(r.runnerOptions(cmd, cfg, root, o.hostRoot, progress, logDir))
+	if err != nil {
+		return err
+	}
+	if ev != nil {
+		fmt.Fprintf(stdout, "node %s: driver %s, kernel %s, %d GPU(s), %d RDMA NIC(s)\n", reports.Terminal(res.Nodes[0].Name), reports.Terminal(orDash(ev.Host.DriverVersion)), reports.Terminal(orDash(ev.Host.Kernel)), len(ev.GPUs), len(ev.NICs))
+	}
+	r.cmp.before.Apply(res)
+	wo := reports.WriteOptions{JUnit: reports.JUnitOptions{TestcaseProperties: r.tcProps}, PromTextfile: r.promTextfile}
+	if err := reports.WriteAllWith(&set, r.out, res, wo); err != nil {
+		return err
+	}
+	if err := printTables(stdout, res, r.format); err != nil {
+		return err
+	}
+	printPaths(stdout, r.out)
+	printPromPath(stdout, r.promTextfile)
+	if code := res.ExitCode(); code != results.ExitPassed {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// checkLaunchers refuses an MPI launcher template that cannot be parsed,
+// naming its flag, before anything runs.
+func (r *runOptions) checkLaunchers() error {
+	for flag, v := range map[string]string{"--mpi-launcher": r.mpiLauncher, "--mpi-internode-launcher": r.mpiInternode} {
+		if v == "" {
+			continue
+		}
+		if _, err := nccl.ParseMPILaunch(v); err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
+		}
+	}
+	return nil
+}
+
+// printBanner says what this run is about to do.
+func (r *runOptions) printBanner(stdout io.Writer, hostRoot string, selected []string) {
 	if r.scaling.Emulate {
 		fmt.Fprintf(stdout, "gdrcheck %s: suite scaling across %d emulated nodes (%s) on this machine\n", version, len(r.scaling.Nodes), hostlist.Compress(r.scaling.Nodes))
 	} else if slices.Contains(selected, suites.ScalingArea) {
 		fmt.Fprintf(stdout, "gdrcheck %s: suite scaling across %s (%d nodes)\n", version, hostlist.Compress(r.scaling.Nodes), len(r.scaling.Nodes))
 	} else {
-		fmt.Fprintf(stdout, "gdrcheck %s: host root %s, suites %s\n", version, o.hostRoot, strings.Join(selected, ","))
+		fmt.Fprintf(stdout, "gdrcheck %s: host root %s, suites %s\n", version, hostRoot, strings.Join(selected, ","))
 	}
-	res, ev, err := runner.Run(runner.Options{
+}
+
+// runnerOptions maps the flags onto one node's run.
+func (r *runOptions) runnerOptions(cmd *cobra.Command, cfg suites.Config, root, label string, progress io.Writer, logDir string) runner.Options {
+	return runner.Options{
 		HostRoot:  root,
-		HostLabel: o.hostRoot,
+		HostLabel: label,
 		Suites:    r.suites,
 		NodeName:  r.nodeName,
 		Config:    cfg,
@@ -225,27 +264,7 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 		Ctx:          cmd.Context(),
 
 		MPIInternodeLauncher: r.mpiInternode,
-	})
-	if err != nil {
-		return err
 	}
-	if ev != nil {
-		fmt.Fprintf(stdout, "node %s: driver %s, kernel %s, %d GPU(s), %d RDMA NIC(s)\n", reports.Terminal(res.Nodes[0].Name), reports.Terminal(orDash(ev.Host.DriverVersion)), reports.Terminal(orDash(ev.Host.Kernel)), len(ev.GPUs), len(ev.NICs))
-	}
-	r.cmp.before.Apply(res)
-	wo := reports.WriteOptions{JUnit: reports.JUnitOptions{TestcaseProperties: r.tcProps}, PromTextfile: r.promTextfile}
-	if err := reports.WriteAllWith(&set, r.out, res, wo); err != nil {
-		return err
-	}
-	if err := printTables(stdout, res, r.format); err != nil {
-		return err
-	}
-	printPaths(stdout, r.out)
-	printPromPath(stdout, r.promTextfile)
-	if code := res.ExitCode(); code != results.ExitPassed {
-		return &exitError{code: code}
-	}
-	return nil
 }
 
 func (r *runOptions) config() (suites.Config, error) {
