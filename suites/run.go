@@ -110,6 +110,7 @@ func convert(r types.Report, areas []string) ([]results.Suite, error) {
 		sp := spec(sr)
 		if sp.State == results.StateSkipped && sp.Message == "" && setupFailed != "" {
 			sp.Message, sp.SkipKind = "not run: "+setupFailed, results.SkipCannotRun
+			sp.SetRemedy(cannotRunRemedy)
 		}
 		s.Specs = append(s.Specs, sp)
 	}
@@ -171,6 +172,9 @@ func spec(sr types.SpecReport) results.Spec {
 				sp.SkipKind = k
 			}
 		}
+	}
+	if sp.NeedsRemedy() {
+		sp.SetRemedy(remedyOf(sp, sr.ReportEntries))
 	}
 	for _, e := range sr.ReportEntries {
 		if e.Name == NoteEntry {
