@@ -60,3 +60,39 @@ func remedyOf(sp results.Spec, entries []types.ReportEntry) results.Remedy {
 	}
 	return r
 }
+
+// Remedies gathers the remedy of each finding of a spec that finds
+// several things wrong; Declare declares the most disruptive.
+type Remedies struct{ rs []results.Remedy }
+
+// Add is one finding's remedy: its action, the scope its cause lies in
+// and the entities there.
+func (r *Remedies) Add(a results.Action, s results.Scope, entities ...string) {
+	r.rs = append(r.rs, NewRemedy(a, s, entities...))
+}
+
+// Declare declares (Remedy) the most disruptive action found, with the
+// scope of its first finding and the entities of every finding of that
+// action and scope; nothing where nothing was added.
+func (r *Remedies) Declare() {
+	if len(r.rs) == 0 {
+		return
+	}
+	var as []results.Action
+	for _, x := range r.rs {
+		as = append(as, x.Action)
+	}
+	top := results.MostDisruptive(as...)
+	var scope results.Scope
+	var ents []string
+	for _, x := range r.rs {
+		if x.Action != top || (scope != "" && x.Scope != scope) {
+			continue
+		}
+		scope = x.Scope
+		if x.Entity != "" {
+			ents = append(ents, strings.Split(x.Entity, ",")...)
+		}
+	}
+	Remedy(top, scope, ents...)
+}
