@@ -17,7 +17,7 @@ type Action string
 const (
 	ActionNone         Action = "NONE"          // nothing to do: a warning, or not this node's fault
 	ActionRerun        Action = "RERUN"         // run the check again (stale result, transient, gdrcheck could not evaluate)
-	ActionFixConfig    Action = "FIX_CONFIG"    // change a setting, a file or a package; no reboot
+	ActionFixConfig    Action = "FIX_CONFIG"    // change a setting, a file or a package (a BIOS or kernel command-line setting applies at the next boot)
 	ActionReloadDriver Action = "RELOAD_DRIVER" // unload and load a kernel module (nvidia_peermem, gdrdrv, nvidia)
 	ActionResetGPU     Action = "RESET_GPU"     // nvidia-smi -r or a PCIe function reset of one GPU
 	ActionReboot       Action = "REBOOT"        // reboot the node
@@ -121,6 +121,11 @@ func (n *Node) Settle() {
 				sp.Entity = n.Name
 			}
 			switch {
+			case sp.Failed() && !sp.Action.Valid():
+				// A failure that names no action is one nobody
+				// judged: a person looks (tests keep gdrcheck's
+				// own specs from writing one).
+				failed = append(failed, ActionInvestigate)
 			case sp.Failed():
 				failed = append(failed, sp.Action)
 			case cannot:
