@@ -43,6 +43,7 @@ var _ = suites.Describe("bar1", func() {
 	}
 
 	It("reports BAR1 for every GPU", func() {
+		suites.Remedy(results.ActionInvestigate, results.ScopeGPU)
 		var bad []string
 		for _, g := range ev.GPUs {
 			if g.BAR1 == nil {
@@ -64,6 +65,7 @@ var _ = suites.Describe("bar1", func() {
 	})
 
 	It("has a BAR1 aperture that covers the GPU memory", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeGPU)
 		if !cfg.BAR1CoverMemory {
 			suites.NotApplicable("a small BAR1 is accepted by configuration")
 		}
@@ -81,6 +83,7 @@ var _ = suites.Describe("bar1", func() {
 	})
 
 	It("has the BAR1 size of its generation", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeGPU)
 		b := suites.Current().Baseline
 		if b == nil || b.BAR1 == nil || b.BAR1.MinTotalMiB == 0 {
 			suites.NotApplicable("the matched baseline (" + suites.Profile() + ") sets no BAR1 size")
@@ -96,6 +99,7 @@ var _ = suites.Describe("bar1", func() {
 	})
 
 	It("keeps enough BAR1 free for peer mappings", func() {
+		suites.Remedy(results.ActionResetGPU, results.ScopeGPU)
 		requireBAR1()
 		var bad []string
 		for _, g := range ev.GPUs {
