@@ -27,7 +27,11 @@ const RemedyEntry = "gdrcheck.remedy"
 // devices the failure message names (entitiesIn), and becomes the
 // node's where it names none.
 func Remedy(a results.Action, s results.Scope, entities ...string) {
-	ginkgo.AddReportEntry(RemedyEntry, NewRemedy(a, s, entities...), ginkgo.ReportEntryVisibilityNever)
+	declare(NewRemedy(a, s, entities...))
+}
+
+func declare(r results.Remedy) {
+	ginkgo.AddReportEntry(RemedyEntry, r, ginkgo.ReportEntryVisibilityNever)
 }
 
 // NewRemedy is a results.Remedy naming each entity once, in the order
