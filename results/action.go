@@ -147,6 +147,20 @@ func (n *Node) Settle() {
 	n.Action = a
 }
 
+// Settle settles every node of the results (Node.Settle), the members
+// of a folded group too: the writers call it, so each view shows the
+// same actions.
+func (r *Results) Settle() {
+	for i := range r.Nodes {
+		r.Nodes[i].Settle()
+		if g := r.Nodes[i].Group; g != nil {
+			for j := range g.Members {
+				g.Members[j].Settle()
+			}
+		}
+	}
+}
+
 // Unremedied lists the node's failing and unevaluable specs that carry
 // no valid action, scope or entity, as "suite / spec": none may (a test
 // walks every fixture node's).

@@ -282,6 +282,7 @@ func (r *nodeRun) judge() error {
 		n.Reason = err.Error()
 	}
 	interrupted(opt, n)
+	n.Settle()
 	return nil
 }
 

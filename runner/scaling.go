@@ -150,6 +150,7 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 		return nil, err
 	}
 	interrupted(opt, &n)
+	n.Settle()
 	n.Finished = time.Now().UTC()
 	return &results.Results{
 		Schema:   results.Schema,
