@@ -273,14 +273,27 @@ func (m *Merged) resultsPath() string { return m.set.Path(0) }
 func (m *Merged) Discard() { m.set.Abort() }
 
 // FailedNodes maps each node that failed or never reported to a short
-// reason, for draining.
+// reason ending in the node's action, for draining: "kernel: no
+// GPUDirect peer-memory mechanism works... action=RELOAD_DRIVER".
 func FailedNodes(res *results.Results) map[string]string {
+	causes, actions := failedNodes(res)
+	for n, c := range causes {
+		causes[n] = DrainReason(c, actions[n])
+	}
+	return causes
+}
+
+// failedNodes is FailedNodes' causes and each node's action: the node's
+// own, or for a node the allocation's specs blame, that spec's.
+func failedNodes(res *results.Results) (map[string]string, map[string]results.Action) {
 	out := map[string]string{}
+	actions := map[string]results.Action{}
 	res.Each(func(n results.Node) {
 		if n.Name == AllocationNode {
-			blameNodes(n, res, out)
+			blameNodes(n, res, out, actions)
 			return
 		}
+		actions[n.Name] = results.MostDisruptive(actions[n.Name], n.Action)
 		if n.Status != results.NodeEvaluated {
 			out[n.Name] = n.Status + ": " + n.Reason
 			return
@@ -298,13 +311,13 @@ func FailedNodes(res *results.Results) map[string]string {
 			}
 		}
 	})
-	return out
+	return out, actions
 }
 
 // blameNodes adds the nodes the scaling suite named in a failed spec (a
 // failed metric whose subject is a node of the job: slow in every pair,
 // a severe outlier).
-func blameNodes(alloc results.Node, res *results.Results, out map[string]string) {
+func blameNodes(alloc results.Node, res *results.Results, out map[string]string, actions map[string]results.Action) {
 	known := map[string]bool{}
 	res.Each(func(n results.Node) { known[n.Name] = true })
 	for _, s := range alloc.Suites {
@@ -316,6 +329,7 @@ func blameNodes(alloc results.Node, res *results.Results, out map[string]string)
 				if m.Verdict == "fail" && known[m.Subject] && m.Subject != AllocationNode {
 					if _, ok := out[m.Subject]; !ok {
 						out[m.Subject] = s.Name + ": " + sp.Message
+						actions[m.Subject] = results.MostDisruptive(actions[m.Subject], sp.Action)
 					}
 				}
 			}
