@@ -29,7 +29,7 @@ secs() {
 for i in $(seq "$runs"); do
 	label=cuinit secs "$bin" debug cuinit >>"$tmp/cuinit"
 	label=smi secs nvidia-smi -q >>"$tmp/smi"
-	label=gate secs "$bin" run --suites topology,kernel,bar1 --out "$tmp/gate" "$@" >>"$tmp/gate"
+	label=gate secs "$bin" run --suites topology,kernel,bar1 --out "$tmp/reports" "$@" >>"$tmp/gate"
 done
 
 # stats FILE: median, min and max of one number per line.

@@ -28,6 +28,9 @@ func probeLive(rails map[string][]string) (CUDAFacts, VerbsFacts) {
 		return cf, vf
 	}
 	cl := c.lib
+	// Released after the buffers' own releases, so each context is made
+	// once.
+	defer warmContexts()()
 	n, err := cl.DeviceCount()
 	if err != nil {
 		cf.Error = err.Error()
@@ -101,11 +104,12 @@ func probeLive(rails map[string][]string) (CUDAFacts, VerbsFacts) {
 	return cf, vf
 }
 
-// cudaInit is libcuda opened and initialised, once per process: cuInit is
-// the floor of a quick gate (0.15 s on an H200), so WarmCUDA starts it
-// while the node's files and NVML are read, and the probe then finds it
-// done. The library stays open: libcuda is never unloaded anyway
-// (RTLD_NODELETE), and a second cuInit would cost nothing.
+// cudaInit is libcuda opened and initialised, once per process, with a
+// primary context on every GPU: cuInit is the floor of a quick gate (0.11
+// s on an H200) and a context costs as much again, so WarmCUDA starts both
+// while the node's files and NVML are read, and the probe finds them done.
+// The library stays open: libcuda is never unloaded anyway (RTLD_NODELETE),
+// and a second cuInit would cost nothing.
 type cudaInit struct {
 	lib           *libcuda.Lib
 	driverVersion int
@@ -131,10 +135,25 @@ var initCUDA = sync.OnceValue(func() cudaInit {
 	return c
 })
 
-// WarmCUDA starts loading and initialising libcuda in the background, for
+// warmContexts retains every GPU's primary context, once initCUDA is done;
+// it returns the release, which the probe calls once its buffers are freed.
+var warmContexts = sync.OnceValue(func() func() error {
+	c := initCUDA()
+	if c.err != nil {
+		return func() error { return nil }
+	}
+	n, err := c.lib.DeviceCount()
+	if err != nil {
+		return func() error { return nil }
+	}
+	return c.lib.RetainPrimaryContexts(n)
+})
+
+// WarmCUDA starts loading and initialising libcuda, and the contexts, in
+// the background, for
 // a live run whose suites will probe GPUDirect (runner); the probe waits
 // for it. Calling it more than once is harmless.
-func WarmCUDA() { go initCUDA() }
+func WarmCUDA() { go warmContexts() }
 
 // CUDAInitTime times dlopen and cuInit alone in this process, for
 // `gdrcheck debug cuinit`: the floor a quick gate is measured against.
