@@ -73,6 +73,9 @@ func checkNode(n Node, where string) error {
 	if err := checkActions(n, where); err != nil {
 		return err
 	}
+	if err := checkSteps(n.Steps, where); err != nil {
+		return err
+	}
 	if len(n.Facts) > 0 || n.Counts().Tests > 0 {
 		return nil
 	}
