@@ -6,8 +6,9 @@ import (
 )
 
 // Action is what a remediation pipeline does about a failure: one word
-// of a fixed vocabulary, ordered by disruption (docs/reference.md, "Health
-// loop", maps it onto NVML's, DCGM's, NVSentinel's and HyperPod's names).
+// of a fixed vocabulary, ordered by disruption (docs/reference.md,
+// "Remediation actions", maps it onto NVML's, DCGM's, NVSentinel's and
+// HyperPod's names).
 // The empty Action is "not given", which only a passing spec may have.
 type Action string
 
