@@ -202,6 +202,11 @@ func TestJobOnFourNodesReportsExactlyTheBrokenNodeAndScales(t *testing.T) {
 		if n["NodeName"] == "node3" && (!drained || !strings.HasPrefix(n["Reason"], "gdrcheck: ")) {
 			t.Errorf("node3 not drained by gdrcheck: %v %v", n["State"], n["Reason"])
 		}
+		// The reason ends in the node's action, for remediation
+		// pipelines: no peer memory is a module to load.
+		if n["NodeName"] == "node3" && !strings.HasSuffix(n["Reason"], " action=RELOAD_DRIVER") {
+			t.Errorf("node3's drain reason %q does not end in action=RELOAD_DRIVER", n["Reason"])
+		}
 		if n["NodeName"] != "node3" && drained {
 			t.Errorf("%s drained", n["NodeName"])
 		}
