@@ -149,8 +149,7 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	interrupted(opt, &n)
-	n.Settle()
+	finish(opt, &n)
 	n.Finished = time.Now().UTC()
 	return &results.Results{
 		Schema:   results.Schema,
