@@ -203,8 +203,9 @@ func TestJobOnFourNodesReportsExactlyTheBrokenNodeAndScales(t *testing.T) {
 			t.Errorf("node3 not drained by gdrcheck: %v %v", n["State"], n["Reason"])
 		}
 		// The reason ends in the node's action, for remediation
-		// pipelines: no peer memory is a module to load.
-		if n["NodeName"] == "node3" && !strings.HasSuffix(n["Reason"], " action=RELOAD_DRIVER") {
+		// pipelines (Slurm adds " [user@time]"): no peer memory is a
+		// module to load, and the slow bandwidth it causes asks less.
+		if n["NodeName"] == "node3" && !strings.Contains(n["Reason"], " action=RELOAD_DRIVER") {
 			t.Errorf("node3's drain reason %q does not end in action=RELOAD_DRIVER", n["Reason"])
 		}
 		if n["NodeName"] != "node3" && drained {

@@ -74,7 +74,9 @@ var _ = suites.Describe("collectives", func() {
 	})
 
 	It("reaches the baseline bus bandwidth at large messages", func() {
-		suites.Remedy(results.ActionInvestigate, results.ScopeNode)
+		// Slow names no cause: measure again; the specs that name
+		// one ask more, and the node takes the most disruptive.
+		suites.Remedy(results.ActionRerun, results.ScopeNode)
 		if m.Shape.GPUs == 1 {
 			suites.NotApplicable("one GPU: a collective moves no data between GPUs, so there is no bus bandwidth to compare; " + suites.AcrossNodes)
 		}

@@ -183,7 +183,7 @@ var _ = suites.Describe("fabric", func() {
 	})
 
 	It("reaches with GPU memory the RDMA bandwidth it reaches with host memory", func() {
-		suites.Remedy(results.ActionInvestigate, results.ScopeNIC)
+		suites.Remedy(results.ActionRerun, results.ScopeNIC) // slow names no cause: measure again
 		noNICs()
 		if c.Perftest == nil {
 			why := "perftest did not run"
