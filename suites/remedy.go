@@ -47,8 +47,8 @@ func NewRemedy(a results.Action, s results.Scope, entities ...string) results.Re
 	return results.Remedy{Action: a, Scope: s, Entity: strings.Join(seen, ",")}
 }
 
-// cannotRunRemedy is what a spec that could not run here asks unless it
-// said otherwise: gdrcheck could not judge, so run it again where it can
+// cannotRunRemedy is what every spec that could not run here asks,
+// whatever it declared for its failures: gdrcheck could not judge, so run it again where it can
 // (with the tool, the permission or the source it lacked). A node is not
 // taken out for gdrcheck's own failure.
 var cannotRunRemedy = results.Remedy{Action: results.ActionRerun, Scope: results.ScopeNode}
