@@ -298,20 +298,38 @@ func failedNodes(res *results.Results) (map[string]string, map[string]results.Ac
 			out[n.Name] = n.Status + ": " + n.Reason
 			return
 		}
-		for _, s := range n.Suites {
-			if s.Name == results.SuiteCompare {
-				continue
-			}
-			for _, sp := range s.Specs {
-				if sp.Failed() {
-					if _, ok := out[n.Name]; !ok {
-						out[n.Name] = s.Name + ": " + sp.Message
-					}
-				}
+		if _, ok := out[n.Name]; !ok {
+			if c := nodeCause(n); c != "" {
+				out[n.Name] = c
 			}
 		}
 	})
 	return out, actions
+}
+
+// nodeCause is a failing node's drain cause: the first failed spec that
+// asks the node's action, so the cause and the action agree, else the
+// first failed spec; the compare suite's regressions are no cause.
+func nodeCause(n results.Node) string {
+	first := ""
+	for _, s := range n.Suites {
+		if s.Name == results.SuiteCompare {
+			continue
+		}
+		for _, sp := range s.Specs {
+			if !sp.Failed() {
+				continue
+			}
+			c := s.Name + ": " + sp.Message
+			if sp.Action == n.Action {
+				return c
+			}
+			if first == "" {
+				first = c
+			}
+		}
+	}
+	return first
 }
 
 // blameNodes adds the nodes the scaling suite named in a failed spec (a

@@ -25,7 +25,13 @@ func TestDrainReasonEndsInTheNodesActionAndFitsSlurm(t *testing.T) {
 		t.Fatalf("failed %v", f)
 	}
 	r1 := f["node1"]
-	if !strings.HasSuffix(r1, " action=RESET_GPU") || !strings.HasPrefix(r1, "kernel: no GPUDirect") || len(r1) > maxReason || strings.Contains(r1, "\n") {
+	if r1 != "kernel: x action=RESET_GPU" {
+		t.Errorf("node1: the cause is not the spec of the node's action: %q", r1)
+	}
+	res.Nodes[0].Suites[0].Specs[1].Action = results.ActionFixConfig
+	res.Settle()
+	r1 = FailedNodes(res)["node1"]
+	if !strings.HasSuffix(r1, " action=RELOAD_DRIVER") || !strings.HasPrefix(r1, "kernel: no GPUDirect") || len(r1) > maxReason || strings.Contains(r1, "\n") {
 		t.Errorf("node1: %q (%d bytes)", r1, len(r1))
 	}
 	if r3 := f["node3"]; r3 != "missing: node never reported action=RERUN" {
