@@ -360,3 +360,29 @@ func isErrTrace(msg []byte) bool {
 	}
 	return errTraceRe.Match(msg)
 }
+
+// embeddedLineRe is an NCCL line's start, "host:pid:tid [dev] " and an
+// optional "file.cc:NNN " before "NCCL LEVEL", inside another line.
+var embeddedLineRe = regexp.MustCompile(`[A-Za-z0-9_.-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?:INFO|WARN|TRACE) `)
+
+// interleavedAt is where another process's NCCL line starts inside a
+// connection's via text, or -1. A host glued to a via that ends in its
+// index ("NET/IB/0h2:...") is read as "NET/IB/0" and "h2": NCCL's via
+// never ends in "/", and a host name that starts with a digit right after
+// one is taken as the index's.
+func interleavedAt(via []byte) int {
+	if !bytes.Contains(via, txtNCCL) {
+		return -1
+	}
+	loc := embeddedLineRe.FindIndex(via)
+	if loc == nil || loc[0] == 0 {
+		return -1
+	}
+	k := loc[0]
+	if via[k-1] == '/' {
+		for k < len(via) && via[k] >= '0' && via[k] <= '9' && via[k+1] != ':' {
+			k++
+		}
+	}
+	return k
+}
