@@ -29,10 +29,11 @@ const (
 // warnRules are tried in order; the first that matches names the WARN.
 var warnRules = []warnRule{
 	// transport/net_ib.cc: "NET/IB : Got completion from peer %s with
-	// status=%d opcode=%d len=%d vendor err %d" (older: "with error %d,
+	// status=%d opcode=%d len=%d vendor err %d" (older: "Got completion
+	// from peer %s with error %d" and, before 2.12, "Got completion with error %d,
 	// opcode %d, len %d, vendor err %d"). status 12 is retry exceeded.
 	{WarnCompletion, "a transfer completed in error on the NIC (status 12: transport retry count exceeded, the peer or the fabric did not answer)",
-		regexp.MustCompile(`\bGot completion from peer\b`)},
+		regexp.MustCompile(`\bGot completion (?:from peer|with error)\b`)},
 	// CUDACHECK in include/checks.h: "Cuda failure '%s'" or "Cuda failure %d '%s'".
 	{WarnCuda, "a CUDA call failed inside NCCL",
 		regexp.MustCompile(`\bCuda failure\b`)},
