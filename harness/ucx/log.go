@@ -31,8 +31,8 @@ type Transfer struct {
 	// fetches into it). A table of host memory, even one written into a
 	// peer's GPU memory, is not: UCX prints such tables for its own
 	// control traffic in runs that never use them.
-	GPU   bool  `json:"gpu"`
-	Rows  []Row `json:"rows"`
+	GPU   bool   `json:"gpu"`
+	Rows  []Row  `json:"rows"`
 	Range string `json:"range"`
 	// Protocol and Lanes of the last row.
 	Protocol string `json:"protocol"`

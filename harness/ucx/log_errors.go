@@ -10,7 +10,7 @@ var (
 	// after its "[time] [host:pid:tid]" prefix (ucs/debug/log.c): "
 	// ucp_ep.c:1508 UCX  DIAG  ep 0x7f1e...: error 'Input/output error'
 	// ...". A log pasted without the prefix starts at "UCX".
-	levelLine = regexp.MustCompile(`^\s*(?:(\S+\.c:\d+)\s+)?UCX\s+(ERROR|DIAG|FATAL|WARN)\s+(.*?)\s*$`)
+	levelLine = regexp.MustCompile(`^\s*(?:(\S+:\d+)\s+)?UCX\s+(ERROR|DIAG|FATAL|WARN)\s+(.*?)\s*$`)
 	// handlerLine is what UCX's error handler prints of a transport
 	// error, "[host:pid:tid:tid] ib_mlx5_log.c:177  Local protection on
 	// mlx5_0:1/IB (synd 0x4 ...)" (uct_ib_mlx5_completion_with_err), or

@@ -163,7 +163,7 @@ func JudgeLog(s *ucx.LogSummary, info *ucx.Info) LogVerdict {
 		d := describe(j)
 		switch {
 		case j.Cut:
-			v.Cut = append(v.Cut, fmt.Sprintf("line %d: %s%s | %s stops at its %s row, before the sizes it must show", t.Line, t.Rank, t.Config, t.Operation, t.Range))
+			v.Cut = append(v.Cut, fmt.Sprintf("line %d: %s%s | %s stops at its %s row, before the sizes it must show", t.Line, rankOf(t.Rank), t.Config, t.Operation, t.Range))
 		case j.Path == PathStaged:
 			staged = append(staged, d)
 		case j.Path == PathRDMA, j.Path == PathIPC:
@@ -198,7 +198,15 @@ func describe(j JudgedTransfer) string {
 		}
 		fmt.Fprintf(&b, "%s %s on %s", r.Range, r.Protocol, orNone(r.Lanes))
 	}
-	return fmt.Sprintf("line %d: %s%s | %s: %s (%s)", j.Line, j.Rank, j.Config, j.Operation, b.String(), j.Path)
+	return fmt.Sprintf("line %d: %s%s | %s: %s (%s)", j.Line, rankOf(j.Rank), j.Config, j.Operation, b.String(), j.Path)
+}
+
+// rankOf writes a table's process for a reason: "[srun 0 vm:29941] ".
+func rankOf(r string) string {
+	if r = strings.TrimSpace(r); r == "" {
+		return ""
+	}
+	return "[" + r + "] "
 }
 
 // infoHints say, for the staged transfers, what `ucx_info -d` shows of
