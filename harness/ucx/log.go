@@ -99,6 +99,7 @@ const (
 	maxEntries = 4096 // tables and endpoint lines kept
 	maxErrors  = 256  // error lines kept
 	maxRows    = 64   // rows kept of one table
+	maxOpen    = 1024 // processes with a table open at once
 )
 
 var (
@@ -220,8 +221,20 @@ func (p *logReader) line(n int, rank, line string) {
 		x := &Transfer{Line: n, Rank: rank, Config: clip(cells[0]), Peer: peerWord.FindString(cells[0]), Operation: clip(cells[1])}
 		x.Local, x.Remote = memories(cells[1])
 		x.GPU = x.Local != "" && x.Local != "host"
-		p.open[rank] = x
-		p.order = append(p.order, rank)
+		p.opened(rank, x)
+	}
+}
+
+// opened makes x the rank's open table. Open tables are bounded: past
+// maxOpen processes at once (a hostile log), all are closed first.
+func (p *logReader) opened(rank string, x *Transfer) {
+	if len(p.open) >= maxOpen {
+		p.flushAll()
+	}
+	p.open[rank] = x
+	p.order = append(p.order, rank)
+	if len(p.order) > 2*maxOpen {
+		p.order = slices.DeleteFunc(p.order, func(r string) bool { return p.open[r] == nil })
 	}
 }
 
