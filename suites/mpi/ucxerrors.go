@@ -36,7 +36,8 @@ var ucxErrorRules = []ucxErrorRule{
 	// all devices)" (ERROR).
 	{UCXErrMisbuild, "UCX has no cuda transport: it was built without --with-cuda, or its cuda module (ucx/libuct_cuda.so) does not load; rebuild UCX --with-cuda or fix the module's libcuda dependency",
 		regexp.MustCompile(`transport '?cuda(?:_copy|_ipc)?'? is not available|no usable transports/devices \(asked [^)]*\bcuda\b`)},
-	// ucp/proto/proto_common.c (ucp_proto_request_init_remote... ):
+	// ucp/proto/proto_reconfig.c (ucp_proto_reconfig_progress): the stub
+	// protocol selected when none fits, on a connected endpoint, prints
 	// "cannot find remote protocol for: <config> | <operation>".
 	{UCXErrPeerMemory, "no UCX protocol moves this memory type to the peer: the peer cannot serve it (a UCX there without cuda, no cuda_copy in its UCX_TLS, or another vendor's GPU memory)",
 		regexp.MustCompile(`cannot find remote protocol`)},
