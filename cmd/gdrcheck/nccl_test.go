@@ -43,6 +43,7 @@ func ncclRun(t *testing.T, recs map[string]string, args ...string) (result, *res
 }
 
 func TestNCCLSuitesPassOnTheRecordedH200RunsAndDetectEveryFallback(t *testing.T) {
+	t.Parallel()
 	r, res := ncclRun(t, fakebin.H200Recordings(recorded))
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stdout)
@@ -80,6 +81,7 @@ func TestNCCLSuitesPassOnTheRecordedH200RunsAndDetectEveryFallback(t *testing.T)
 // The reason the negative suite exists: a fallback that gdrcheck cannot
 // see must fail, here a build that ignores NCCL_P2P_DISABLE.
 func TestAFallbackThatDoesNotHappenIsReportedAsUndetected(t *testing.T) {
+	t.Parallel()
 	recs := fakebin.H200Recordings(recorded)
 	recs["all_reduce-p2p-disabled"] = recs["all_reduce-direct"]
 	r, res := ncclRun(t, recs)
@@ -107,6 +109,7 @@ func TestAFallbackThatDoesNotHappenIsReportedAsUndetected(t *testing.T) {
 }
 
 func TestBusBandwidthBelowTheBaselineFails(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b, err := os.ReadFile("../../fixtures/baselines/h200x2-nv18.yaml")
 	if err != nil {
@@ -125,6 +128,7 @@ func TestBusBandwidthBelowTheBaselineFails(t *testing.T) {
 }
 
 func TestMissingNCCLTestsFailWhenAskedForAndSkipOtherwise(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	r := gdrcheck(t, "run", "-q", "--host-root", nodes+"h200x2-nv18-vm.ttar", "--out", out, "--suites", "collectives", "--nccl-tests-dir", t.TempDir())
 	if r.code != 1 || !strings.Contains(r.stdout, "nccl-tests binary not found: all_reduce_perf in") {
@@ -139,6 +143,7 @@ func TestMissingNCCLTestsFailWhenAskedForAndSkipOtherwise(t *testing.T) {
 }
 
 func TestAnalyzeGivesTheDocumentedJSON(t *testing.T) {
+	t.Parallel()
 	r := gdrcheck(t, "analyze", "nccl-log", "--format", "json", "../../fixtures/corpus/nccl-debug/a100pcie-2node-cx5-cx6-gdr-enabled-dmabuf-netgdrlevel-sys.txt")
 	var log map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &log); err != nil {
@@ -187,6 +192,7 @@ func TestAnalyzeGivesTheDocumentedJSON(t *testing.T) {
 // An nccl-tests output that exits 0 but whose table stops short fails the
 // run (exit 1), naming the last size read.
 func TestATruncatedNCCLTestsOutputFailsTheRun(t *testing.T) {
+	t.Parallel()
 	recs := fakebin.H200Recordings(recorded)
 	b, err := os.ReadFile(recs["all_reduce-direct"])
 	if err != nil {
@@ -224,6 +230,7 @@ func TestATruncatedNCCLTestsOutputFailsTheRun(t *testing.T) {
 // report (every spec listed, the rest skipped) that says it was
 // interrupted, and exits 2.
 func TestSIGTERMGivesACompleteInterruptedReport(t *testing.T) {
+	t.Parallel()
 	fake, env := fakebin.NCCLTests(t, []string{"all_reduce_perf"}, fakebin.H200Recordings(recorded))
 	out := t.TempDir()
 	cmd := exec.Command(bin, "run", "-q", "--host-root", nodes+"h200x2-nv18-vm.ttar", "--nccl-tests-dir", fake, "--out", out)
@@ -256,6 +263,7 @@ func TestSIGTERMGivesACompleteInterruptedReport(t *testing.T) {
 // nothing the collectives measured: the spec fails saying so, where it
 // passed with the slowest run.
 func TestAMatchingProfileThatComparesNoBusBandwidthFails(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../fixtures/baselines/h200x2-nv18.yaml")
 	if err != nil {
 		t.Fatal(err)

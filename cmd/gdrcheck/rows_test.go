@@ -53,6 +53,7 @@ const (
 // pass) and analyze say the output is partial (exit 2) or failed (1, with
 // a WARN among the rows), where they compared the 1 GiB row and passed.
 func TestADamagedTableIsNeverAPass(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, rows, reason string
 		analyze            int
@@ -118,6 +119,7 @@ func TestImpossibleBusBandwidthFails(t *testing.T) {
 // A results.json that passed but holds 1e308 GB/s (edited, or from a
 // build without the check): baseline record refuses to propose it.
 func TestBaselineRecordRefusesAnImpossibleValue(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(realResults + "h200x2-nv18-collectives-negative.results.json")
 	if err != nil {
 		t.Fatal(err)
