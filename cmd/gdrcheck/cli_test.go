@@ -83,9 +83,42 @@ func TestWithoutNCCLTestsTheNCCLSuitesAreSkipAndTheRunExits2(t *testing.T) {
 // recording without a kernel log, is listed but leaves its suite passing).
 func TestTheQuickGateWithoutNCCLTestsStillExits0(t *testing.T) {
 	t.Parallel()
-	r, _ := runNoNCCL(t, "h100x8-nvswitch-cx7-pix", "--suites", "topology,kernel,bar1")
+	r, res := runNoNCCL(t, "h100x8-nvswitch-cx7-pix", "--suites", "topology,kernel,bar1")
 	if r.code != 0 || strings.Contains(r.stdout, "exit 2:") || strings.Contains(r.stdout, "nccl-tests") {
 		t.Errorf("exit %d\n%s", r.code, r.stdout)
+	}
+	// Each selected suite ran and passed, its skips not-applicable ones
+	// but the one the recording forces (it holds no kernel log: snapshot
+	// was not root), and nothing was benchmarked.
+	n := res.Nodes[0]
+	if n.Status != results.NodeEvaluated || len(n.Runs) != 0 {
+		t.Errorf("node %s (%s), %d runs: want evaluated with no benchmark", n.Status, n.Reason, len(n.Runs))
+	}
+	var names []string
+	for _, s := range n.Suites {
+		names = append(names, s.Name)
+		if s.Status() != results.SuitePass || s.CannotRun() {
+			t.Errorf("%s: %s, cannot run %v", s.Name, s.Status(), s.CannotRun())
+		}
+		passed := 0
+		for _, sp := range s.Specs {
+			switch {
+			case sp.State == results.StatePassed:
+				passed++
+			case sp.State == results.StateSkipped && sp.SkipKind == results.SkipCannotRun &&
+				strings.HasPrefix(sp.Name, "logs no Xid") && strings.HasPrefix(sp.Message, "kernel log not readable"):
+			case sp.State != results.StateSkipped || sp.SkipKind != results.SkipNotApplicable:
+				t.Errorf("%s / %s: %s (%s) %q", s.Name, sp.Name, sp.State, sp.SkipKind, sp.Message)
+			case strings.Contains(sp.Message, "nccl-tests"):
+				t.Errorf("%s / %s skipped for nccl-tests: %q", s.Name, sp.Name, sp.Message)
+			}
+		}
+		if passed == 0 {
+			t.Errorf("%s: no spec passed", s.Name)
+		}
+	}
+	if got := strings.Join(names, ","); got != "topology,kernel,bar1" {
+		t.Errorf("suites %s, want topology,kernel,bar1", got)
 	}
 }
 

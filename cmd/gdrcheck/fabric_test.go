@@ -26,7 +26,6 @@ func specByName(res *results.Results, suite, name string) (results.Spec, bool) {
 // On the recorded H200 node (no RDMA devices) the fabric suite skips with
 // the reason, and the NIC-bytes check says nothing crossed a NIC.
 func TestFabricSuiteOnANodeWithoutRDMADevices(t *testing.T) {
-	t.Parallel()
 	r, res := ncclRun(t, fakebin.H200Recordings(recorded), "--suites", "collectives,fabric")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stdout)

@@ -71,7 +71,6 @@ func wantSpec(t *testing.T, specs map[string]results.Spec, name, state, kind str
 // CPU per GB, and both are told; the specs across nodes do not apply
 // (no NIC).
 func TestMPIBenchProvesCUDAIPCInANodeAndDetectsItsFallback(t *testing.T) {
-	t.Parallel()
 	mark := filepath.Join(t.TempDir(), "launched")
 	dir := withFakeMPI(t, mpiRecordings(), "GDRCHECK_FAKE_MPI_MARK="+mark, "GDRCHECK_FAKE_OSU_SPIN=direct=300ms,no-cuda-ipc=900ms")
 	r, res, specs := runMPIResults(t, mpiNodeOf(t, "h200x2-nv18-vm", "cuda-aware"), "--mpi-bench-dir", dir)
@@ -118,7 +117,6 @@ func TestMPIBenchProvesCUDAIPCInANodeAndDetectsItsFallback(t *testing.T) {
 // direct path to force from. A forced run that stays on cuda_ipc at the
 // same bandwidth is a fallback gdrcheck did not see: it fails.
 func TestMPIBenchFailsAStagedDirectRunAndAnUnseenFallback(t *testing.T) {
-	t.Parallel()
 	t.Run("staged under the direct settings", func(t *testing.T) {
 		recs := mpiRecordings()
 		recs["osu_bw-intra-node-direct"] = recs["osu_bw-intra-node-no-cuda-ipc"]
@@ -148,7 +146,6 @@ func TestMPIBenchFailsAStagedDirectRunAndAnUnseenFallback(t *testing.T) {
 // UCX_IB_GPU_DIRECT_RDMA=no the rendezvous through cuda_copy at half the
 // bandwidth; a no-gdr run still on zero-copy is not detected.
 func TestMPIBenchProvesGPUDirectRDMABetweenNodes(t *testing.T) {
-	t.Parallel()
 	launcher := []string{"--mpi-internode-launcher", "mpirun --mca pml ucx -np {ranks} --host node1,node2"}
 	t.Run("detected", func(t *testing.T) {
 		dir := withFakeMPI(t, mpiRecordings())
@@ -179,7 +176,6 @@ func TestMPIBenchProvesGPUDirectRDMABetweenNodes(t *testing.T) {
 // the misbuild fails, mpirun is never started, and each benchmark spec
 // could not run, pointing at the misbuild; the exit stays 1.
 func TestAMisbuiltMPINeverRunsTheBenchmarks(t *testing.T) {
-	t.Parallel()
 	mark := filepath.Join(t.TempDir(), "launched")
 	dir := withFakeMPI(t, mpiRecordings(), "GDRCHECK_FAKE_MPI_MARK="+mark)
 	r, specs := runMPI(t, mpiNodeOf(t, "h200x2-nv18-vm", "h200-debian-nocuda"), "--mpi-bench-dir", dir)

@@ -43,7 +43,6 @@ func ncclRun(t *testing.T, recs map[string]string, args ...string) (result, *res
 }
 
 func TestNCCLSuitesPassOnTheRecordedH200RunsAndDetectEveryFallback(t *testing.T) {
-	t.Parallel()
 	r, res := ncclRun(t, fakebin.H200Recordings(recorded))
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stdout)
@@ -81,7 +80,6 @@ func TestNCCLSuitesPassOnTheRecordedH200RunsAndDetectEveryFallback(t *testing.T)
 // The reason the negative suite exists: a fallback that gdrcheck cannot
 // see must fail, here a build that ignores NCCL_P2P_DISABLE.
 func TestAFallbackThatDoesNotHappenIsReportedAsUndetected(t *testing.T) {
-	t.Parallel()
 	recs := fakebin.H200Recordings(recorded)
 	recs["all_reduce-p2p-disabled"] = recs["all_reduce-direct"]
 	r, res := ncclRun(t, recs)
@@ -109,7 +107,6 @@ func TestAFallbackThatDoesNotHappenIsReportedAsUndetected(t *testing.T) {
 }
 
 func TestBusBandwidthBelowTheBaselineFails(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	b, err := os.ReadFile("../../fixtures/baselines/h200x2-nv18.yaml")
 	if err != nil {
@@ -263,7 +260,6 @@ func TestSIGTERMGivesACompleteInterruptedReport(t *testing.T) {
 // nothing the collectives measured: the spec fails saying so, where it
 // passed with the slowest run.
 func TestAMatchingProfileThatComparesNoBusBandwidthFails(t *testing.T) {
-	t.Parallel()
 	b, err := os.ReadFile("../../fixtures/baselines/h200x2-nv18.yaml")
 	if err != nil {
 		t.Fatal(err)

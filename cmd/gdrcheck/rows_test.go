@@ -53,7 +53,6 @@ const (
 // pass) and analyze say the output is partial (exit 2) or failed (1, with
 // a WARN among the rows), where they compared the 1 GiB row and passed.
 func TestADamagedTableIsNeverAPass(t *testing.T) {
-	t.Parallel()
 	for _, c := range []struct {
 		name, rows, reason string
 		analyze            int
