@@ -74,9 +74,7 @@ var _ = suites.Describe("collectives", func() {
 	})
 
 	It("reaches the baseline bus bandwidth at large messages", func() {
-		// Slow names no cause: measure again; the specs that name
-		// one ask more, and the node takes the most disruptive.
-		suites.Remedy(results.ActionRerun, results.ScopeNode)
+		suites.Remedy(results.ActionRerun, results.ScopeNode) // slow names no cause: measure again
 		if m.Shape.GPUs == 1 {
 			suites.NotApplicable("one GPU: a collective moves no data between GPUs, so there is no bus bandwidth to compare; " + suites.AcrossNodes)
 		}
