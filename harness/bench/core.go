@@ -1,14 +1,52 @@
-// Package launch holds what every benchmark gdrcheck starts through a
-// launcher shares: the file its output goes to, and the CPU time of its
-// process tree. harness/nccl (nccl-tests) and harness/mpi (OSU,
-// ucx_perftest) use it.
-package launch
+package bench
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"time"
 )
+
+// find looks a binary up in dir (an executable file, not a directory),
+// else on PATH when dir is "". Each tool words its own error: the hint
+// names the tool's package and flag.
+func find(dir, name string) (string, bool) {
+	if dir != "" {
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, true
+		}
+		return "", false
+	}
+	p, err := exec.LookPath(name)
+	return p, err == nil
+}
+
+// withTimeout bounds a run: d, or def when d is zero or less.
+func withTimeout(ctx context.Context, d, def time.Duration) (context.Context, context.CancelFunc, time.Duration) {
+	if d <= 0 {
+		d = def
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	return ctx, cancel, d
+}
+
+// command is how every benchmark and build-facts command gdrcheck runs
+// starts: argv killed when ctx ends, with env added to gdrcheck's own
+// environment. waitDelay bounds the wait for its output once it is
+// killed (zero waits for as long as the output stays open).
+func command(ctx context.Context, argv, env []string, waitDelay time.Duration) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.WaitDelay = waitDelay
+	return cmd
+}
+
+// killDelay is how long a killed launcher's output may stay open: a
+// killed launcher must not leave ranks behind, nor hold gdrcheck.
+const killDelay = 5 * time.Second
 
 // OpenLog opens the file a run's output goes to: a temporary file when
 // dir is empty, else dir/name (a file name, nothing above it), or a
