@@ -182,4 +182,3 @@ func readBack(res *mpi.BenchRun, f *os.File) (string, error) {
 	}
 	return ": last output: " + bounded.Clip(bytes.TrimSpace(t), 300), nil
 }
-

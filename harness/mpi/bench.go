@@ -1,21 +1,13 @@
 package mpi
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/harness/osu"
 	"github.com/gdrcheck/gdrcheck/harness/ucx"
-	"github.com/gdrcheck/gdrcheck/internal/bounded"
-	"github.com/gdrcheck/gdrcheck/internal/launch"
 )
 
 // Scopes of a benchmark run: two ranks on two GPUs of this node, or one

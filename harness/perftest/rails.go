@@ -1,7 +1,6 @@
 package perftest
 
 import (
-
 	"github.com/gdrcheck/gdrcheck/harness/node"
 )
 
