@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/harness/bench"
 	"github.com/gdrcheck/gdrcheck/harness/mpi"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/results"
@@ -222,10 +223,10 @@ func (r *nodeRun) benchmarks() {
 	// Before any benchmark, and on a node whose evidence failed too:
 	// the build facts need no GPU.
 	// Cheap (no command runs): whom a missing gdrdrv would slow.
-	sc.UCXOrMPI, sc.UCXOrMPILooked = mpi.Installed(h.Root(), h.Live()), true
+	sc.UCXOrMPI, sc.UCXOrMPILooked = mpi.Installed(h.Root(), h.Live(), bench.BuildFacts{}), true
 	var mpiBench []results.Run
 	if slices.Contains(opt.Suites, "mpi") {
-		f := mpi.Collect(h.Root(), h.Live(), h.GDRCopy())
+		f := mpi.Collect(h.Root(), h.Live(), h.GDRCopy(), bench.BuildFacts{})
 		sc.MPI = &f
 		printMisbuilds(opt.Progress, f, nicNames(ev))
 		if ev.Fatal() == nil {
