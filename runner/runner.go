@@ -226,7 +226,7 @@ func (r *nodeRun) benchmarks() {
 	sc.UCXOrMPI, sc.UCXOrMPILooked = mpi.Installed(h.Root(), h.Live(), bench.BuildFacts{}), true
 	var mpiBench []results.Run
 	if slices.Contains(opt.Suites, "mpi") {
-		f := mpi.Collect(h.Root(), h.Live(), h.GDRCopy(), bench.BuildFacts{})
+		f := mpi.Collect(h.Root(), h.Live(), h.GDRCopy(), bench.BuildFacts{Ctx: opt.Ctx})
 		sc.MPI = &f
 		printMisbuilds(opt.Progress, f, nicNames(ev))
 		if ev.Fatal() == nil {

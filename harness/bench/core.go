@@ -2,10 +2,12 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 )
 
@@ -34,18 +36,61 @@ func withTimeout(ctx context.Context, d, def time.Duration) (context.Context, co
 }
 
 // command is how every benchmark and build-facts command gdrcheck runs
-// starts: argv killed when ctx ends, with env added to gdrcheck's own
-// environment. waitDelay bounds the wait for its output once it is
-// killed (zero waits for as long as the output stays open).
+// starts: argv with env added to gdrcheck's own environment, in a process
+// group of its own that is killed whole when ctx ends, so a launcher's
+// ranks or a command's children do not outlive it. waitDelay bounds the
+// wait for its output once it is killed or has exited (zero is
+// killDelay): a child that keeps the output open must not hold gdrcheck.
+// Run it with run, or Start it and wait for it with wait.
 func command(ctx context.Context, argv, env []string, waitDelay time.Duration) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	if waitDelay <= 0 {
+		waitDelay = killDelay
+	}
 	cmd.WaitDelay = waitDelay
 	return cmd
 }
 
-// killDelay is how long a killed launcher's output may stay open: a
-// killed launcher must not leave ranks behind, nor hold gdrcheck.
+// killGroup kills the process group command started cmd in: the process
+// and every child still in it.
+func killGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return os.ErrProcessDone
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			return os.ErrProcessDone
+		}
+		return fmt.Errorf("killing process group %d: %w", cmd.Process.Pid, err)
+	}
+	return nil
+}
+
+// run runs a command made by command.
+func run(cmd *exec.Cmd) error {
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return wait(cmd)
+}
+
+// wait waits for a started command made by command. Where its output was
+// still held open when the process ended (ErrWaitDelay), what holds it is
+// a child left in its group, and is killed: nothing it started outlives
+// the run.
+func wait(cmd *exec.Cmd) error {
+	err := cmd.Wait()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		killGroup(cmd)
+	}
+	return err
+}
+
+// killDelay is how long a killed or finished process's output may stay
+// open: a killed launcher must not leave ranks behind, nor hold gdrcheck.
 const killDelay = 5 * time.Second
 
 // OpenLog opens the file a run's output goes to: a temporary file when

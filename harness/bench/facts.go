@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path"
@@ -19,6 +20,9 @@ type BuildFacts struct {
 	// Timeout bounds each command; zero is a minute (ompi_info opens
 	// every component).
 	Timeout time.Duration
+	// Ctx kills a command early (SIGINT, SIGTERM): its process group is
+	// not the terminal's, so only gdrcheck can; nil never does.
+	Ctx context.Context
 }
 
 // commandTimeout bounds each command: ompi_info opens every component.
@@ -60,18 +64,26 @@ func (b BuildFacts) Run(argv []string) mpi.Command {
 	if timeout <= 0 {
 		timeout = commandTimeout
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	parent := b.Ctx
+	if parent == nil {
+		parent = context.Background()
+	}
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, p, argv[1:]...)
+	cmd := command(ctx, append([]string{p}, argv[1:]...), nil, killDelay)
 	out := &capWriter{lim: mpi.OutputLimit.Bytes}
 	var stderr capWriter
 	stderr.lim = 64 << 10
 	cmd.Stdout, cmd.Stderr = out, &stderr
-	err = cmd.Run()
+	err = run(cmd)
 	c.Output = out.buf.String()
 	switch {
+	case parent.Err() != nil:
+		c.Error = fmt.Sprintf("%s: interrupted: %v", path.Base(p), context.Cause(parent))
 	case ctx.Err() != nil:
 		c.Error = fmt.Sprintf("%s: killed after %s", path.Base(p), timeout)
+	case errors.Is(err, exec.ErrWaitDelay):
+		c.Error = fmt.Sprintf("%s: it exited, but a process it started kept its output open past %s, and was killed", path.Base(p), killDelay)
 	case err != nil:
 		c.Error = fmt.Sprintf("%s: %v: %s", path.Base(p), err, bounded.ClipString(stderr.buf.String(), 512))
 	case out.over:

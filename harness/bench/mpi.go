@@ -103,7 +103,7 @@ func (r MPIRunner) Run(ctx context.Context, s mpi.BenchSpec) mpi.BenchRun {
 	cmd := command(ctx, res.Command, append([]string{"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}, env...), killDelay)
 	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
-	runErr := cmd.Run()
+	runErr := run(cmd)
 	res.Duration = time.Since(start)
 	if s.Scope == mpi.IntraNode { // a remote rank's CPU cannot be counted
 		res.CPUSeconds = TreeCPU(s.Launcher, cmd.ProcessState)

@@ -86,7 +86,7 @@ func (r NCCLRunner) Run(ctx context.Context, s nccl.Spec) nccl.Result {
 		before, fabricErr = r.Fabric()
 	}
 	start := time.Now()
-	runErr := cmd.Run()
+	runErr := run(cmd)
 	res.Duration = time.Since(start)
 	res.CPUSeconds = TreeCPU(r.Launcher, cmd.ProcessState)
 	if r.Fabric != nil && (fabricErr == nil || errors.Is(fabricErr, node.ErrAbsent)) {

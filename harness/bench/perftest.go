@@ -163,7 +163,7 @@ func (r PerftestRunner) start(ctx context.Context, bin string, s perftest.Spec) 
 		return p
 	}
 	go func() {
-		p.err = cmd.Wait()
+		p.err = wait(cmd)
 		p.res.Duration = time.Since(p.start)
 		p.ctxErr = ctx.Err()
 		close(p.done)
