@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -66,10 +65,17 @@ const TailBytes = 16 << 10
 // PATH.
 var ErrNotFound = errors.New("nccl-tests binary not found")
 
-// ReadBack parses a run's output back from its file: the parsers read a
-// line at a time, so memory does not grow with the output, and the tail
-// is read from the file's end.
-func (res *Result) ReadBack(f *os.File) error {
+// Output is a run's output kept where it can be read again (the log
+// file harness/bench writes it to).
+type Output interface {
+	io.ReadSeeker
+	io.ReaderAt
+}
+
+// ReadBack parses a run's output back from where it was kept: the
+// parsers read a line at a time, so memory does not grow with the output,
+// and the tail is read from the end.
+func (res *Result) ReadBack(f Output) error {
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
@@ -78,12 +84,12 @@ func (res *Result) ReadBack(f *os.File) error {
 		return err
 	}
 	res.Log, _ = ParseLog(f)
-	fi, err := f.Stat()
+	size, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
 		return err
 	}
-	from := max(fi.Size()-TailBytes, 0)
-	tail := make([]byte, fi.Size()-from)
+	from := max(size-TailBytes, 0)
+	tail := make([]byte, size-from)
 	n, err := f.ReadAt(tail, from)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return err
