@@ -10,13 +10,13 @@ import (
 )
 
 // Plan says what to measure on one node (or one allocation, through the
-// runner's launcher).
+// launcher bench.NCCLRunner is given).
 type Plan struct {
 	// Ops are the collectives, by nccl-tests name without _perf; those
 	// whose binary is missing are listed in Measurements.Missing, except
 	// all_reduce, which must exist.
 	Ops []string
-	// GPUs per process (-g); the runner starts one process.
+	// GPUs per process (-g); bench.NCCLRunner starts one process.
 	GPUs int
 	// Args for the direct sweep and for the forced fallbacks, which are
 	// slower and stop at a smaller size.
@@ -124,7 +124,7 @@ func (m *Measurements) Find(op, mode string) (Measured, bool) {
 	return Measured{}, false
 }
 
-// LogName names a node run's log in the runner's LogDir.
+// LogName names a node run's log in bench.NCCLRunner's LogDir.
 func LogName(op string, mode Mode) string { return op + "_perf-" + mode.Name + ".log" }
 
 // BusBW is the run's bus bandwidth at the largest message size it

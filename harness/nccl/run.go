@@ -25,7 +25,7 @@ type Spec struct {
 	Binary string   // all_reduce_perf
 	Args   []string // -b 8 -e 2G -f 2 -g 2
 	Env    []string // NCCL_P2P_DISABLE=1 ...
-	// Log names the output's file in the runner's log directory, a plain file name
+	// Log names the output's file in bench.NCCLRunner's log directory, a plain file name
 	// (all_reduce_perf-direct.log); empty makes a unique one.
 	Log string
 }
@@ -35,7 +35,7 @@ type Result struct {
 	Spec    Spec
 	Command []string
 	// LogFile holds the whole output, stdout and stderr together (NCCL
-	// logs to stdout), in the runner's log directory; "" when none was
+	// logs to stdout), in bench.NCCLRunner's log directory; "" when none was
 	// kept.
 	LogFile string
 	// Tail is the end of the output, at most TailBytes from a line start,
