@@ -64,6 +64,10 @@ type Options struct {
 	MPIInternodeLauncher string
 	// MPITimeout bounds each benchmark run; zero is five minutes.
 	MPITimeout time.Duration
+	// MPIFactsTimeout bounds each of the mpi suite's build-facts
+	// commands on the live host (ompi_info, ucx_info, mpichversion);
+	// zero is a minute.
+	MPIFactsTimeout time.Duration
 	// Ctx cancels the benchmarks (SIGINT, SIGTERM); nil never cancels.
 	Ctx context.Context
 	// BaselineDir holds the baseline YAML files; empty uses the ones
@@ -246,7 +250,7 @@ func (r *nodeRun) benchmarks() {
 	sc.UCXOrMPI, sc.UCXOrMPILooked = mpi.Installed(h.Root(), h.Live(), bench.BuildFacts{}), true
 	var mpiBench []results.Run
 	if slices.Contains(opt.Suites, "mpi") {
-		f := mpi.Collect(h.Root(), h.Live(), h.GDRCopy(), bench.BuildFacts{Ctx: opt.Ctx})
+		f := mpi.Collect(h.Root(), h.Live(), h.GDRCopy(), bench.BuildFacts{Ctx: opt.Ctx, Timeout: opt.MPIFactsTimeout})
 		sc.MPI = &f
 		printMisbuilds(opt.Progress, f, nicNames(ev))
 		if ev.Fatal() == nil {
