@@ -59,7 +59,7 @@ func strtoll(s string) cNumber {
 	case !neg && u > math.MaxInt64, neg && u > 1<<63:
 		n.overflow = true
 	case neg:
-		n.value = -int64(u - 1) - 1
+		n.value = -int64(u-1) - 1
 	default:
 		n.value = int64(u)
 	}

@@ -7,7 +7,6 @@ package overrides
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
