@@ -134,12 +134,12 @@ func judgeIBHCA(ev *node.Evidence, v string) (Verdict, string) {
 // deadEntry says why an entry matches no port of the node.
 func deadEntry(ev *node.Evidence, e hcaEntry) string {
 	if t := strings.TrimSpace(e.name); t != e.name {
-		return fmt.Sprintf("%q matches no NIC: NCCL does not trim spaces (src/misc/utils.cc:197)", e.raw)
+		return fmt.Sprintf("names %q, which matches no NIC: NCCL does not trim spaces (src/misc/utils.cc:197)", e.raw)
 	}
 	if n, ok := ev.NIC(e.name); ok && e.port != -1 {
 		return fmt.Sprintf("%q names port %d, which %s lacks or has down (it has %d port(s))", e.raw, e.port, n.Name, len(n.Ports))
 	}
-	return fmt.Sprintf("%q matches no NIC of this node", e.raw)
+	return fmt.Sprintf("names %s, not on this node", e.raw)
 }
 
 func orNone(s []string) string {

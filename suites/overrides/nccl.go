@@ -25,12 +25,13 @@ func judgeNCCL(ev *node.Evidence, s node.Setting) (Verdict, string) {
 			// NCCL_PARAM(IbDisable, "IB_DISABLE", 0), src/transport/net_ib/init.cc:27, :291
 			fmt.Sprintf("InfiniBand/RoCE off: NCCL uses sockets, never GPUDirect RDMA, on a node with %d RDMA NIC(s); unset it", len(ev.NICs)))
 	case "NCCL_SHM_DISABLE":
-		// NCCL_PARAM(ShmDisable, "SHM_DISABLE", 0), src/transport/shm.cc:55
-		return judgeIntSwitch(v, len(ev.GPUs) > 1, func(n int64) bool { return n != 0 },
+		// NCCL_PARAM(ShmDisable, "SHM_DISABLE", 0), src/transport/shm.cc:55;
+		// only exactly 1 disables (:66)
+		return judgeIntSwitch(v, len(ev.GPUs) > 1, func(n int64) bool { return n == 1 },
 			"shared-memory transport off: where P2P is not possible NCCL falls to the network; unset it")
 	case "NCCL_NET_GDR_READ":
 		// NCCL_PARAM(NetGdrRead, "NET_GDR_READ", -2) and "== 0 return",
-		// src/graph/paths.cc:460, :488
+		// src/graph/paths.cc:460, :491-492
 		return judgeIntSwitch(v, len(ev.NICs) > 0, func(n int64) bool { return n == 0 },
 			"NICs read send buffers from host memory, not GPU memory: sends are staged; unset it")
 	case "NCCL_DMABUF_ENABLE":

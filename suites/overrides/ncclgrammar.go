@@ -138,8 +138,10 @@ var levelsOldToNew = []int{levelLOC, levelPIX, levelPXB, levelPHB, levelSYS, lev
 // level is how NCCL's ncclGetLevel (src/graph/paths.cc:244-279) reads a
 // level: a name compared case-sensitively with strcmp (:258-262), else,
 // where the first byte is a digit, an old numeric level read by strtol
-// and clamped to the last (:268-273); anything else is ignored (-1) and
-// NCCL keeps its default (:276). clamped says a number above 5 was cut.
+// into an int and clamped to the last (:268-273); anything else is
+// ignored (-1) and NCCL keeps its default (:279). clamped says a number
+// above 5 was cut. A number that wraps negative in the int indexes
+// outside NCCL's table: undefined, taken here as ignored.
 func level(s, nccl string) (l int, clamped bool) {
 	for _, n := range levelNames(nccl) {
 		if s == n {
@@ -149,8 +151,15 @@ func level(s, nccl string) (l int, clamped bool) {
 	if s == "" || s[0] < '0' || s[0] > '9' {
 		return -1, false
 	}
-	old := strtoll(s).value
-	if old >= int64(len(levelsOldToNew)) || strtoll(s).overflow {
+	n := strtoll(s)
+	if n.overflow {
+		n.value = math.MaxInt64 // strtol's LONG_MAX
+	}
+	old := int32(n.value) // int oldLevel = strtol(...): the low 32 bits
+	switch {
+	case old < 0:
+		return -1, false
+	case int(old) >= len(levelsOldToNew):
 		return levelSYS, true
 	}
 	return levelsOldToNew[old], false

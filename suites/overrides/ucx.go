@@ -126,11 +126,11 @@ func judgeUCXTLS(ev *node.Evidence, v string) (Verdict, string) {
 	case t.all:
 		return fits()
 	case len(ev.GPUs) > 0 && !t.anyEnabled("cuda_copy", "cuda_ipc", "gdr_copy"):
-		return breaks("UCX reads %q as no cuda transport (cuda_copy, cuda_ipc, gdr_copy; aliases in src/ucp/core/ucp_context.c:781): UCX cannot reach GPU memory directly; add cuda_copy,cuda_ipc (and gdr_copy where installed) or unset it", v)
+		return breaks("no cuda transport: UCX reads %q as none of cuda_copy, cuda_ipc, gdr_copy (aliases in src/ucp/core/ucp_context.c:781): UCX cannot reach GPU memory directly; add cuda_copy,cuda_ipc (and gdr_copy where installed) or unset it", v)
 	case len(ev.GPUs) > 1 && !t.enabled("cuda_ipc"):
-		return breaks("UCX reads %q as without cuda_ipc: between this node's %d GPUs UCX copies through host memory instead of peer-to-peer; add cuda_ipc or unset it", v, len(ev.GPUs))
+		return breaks("no cuda_ipc: UCX reads %q as without it, so between this node's %d GPUs UCX copies through host memory instead of peer-to-peer; add cuda_ipc or unset it", v, len(ev.GPUs))
 	case len(ev.NICs) > 0 && !t.anyEnabled(ucxRDMA...):
-		return breaks("UCX reads %q as no RDMA transport (rc, dc: aliases in src/ucp/core/ucp_context.c:768-779): this node's %d RDMA NIC(s) carry no GPUDirect RDMA, GPU memory leaves the node staged over tcp or ud; add rc (or dc) or unset it", v, len(ev.NICs))
+		return breaks("no RDMA transport: UCX reads %q as none of rc_mlx5, rc_verbs, dc_mlx5 (aliases rc, dc, ib in src/ucp/core/ucp_context.c:768-779), so this node's %d RDMA NIC(s) carry no GPUDirect RDMA, GPU memory leaves the node staged over tcp or ud; add rc (or dc) or unset it", v, len(ev.NICs))
 	}
 	return fits()
 }
