@@ -135,6 +135,14 @@ func ncclDistance(c node.PathClass, nccl string) int {
 	return levelSYS
 }
 
+// levelAs says how NCCL reads a level not written as its name.
+func levelAs(v string, l int) string {
+	if v == levelName[l] {
+		return ""
+	}
+	return fmt.Sprintf("NCCL reads %q as %s: ", v, levelName[l])
+}
+
 // readLevel is a level setting as NCCL reads it, or the verdict on one
 // NCCL ignores or clamps (ncclGetLevel, src/graph/paths.cc:244-279).
 func readLevel(ev *node.Evidence, name, v, deflt string) (int, Verdict, string) {
@@ -172,8 +180,8 @@ func judgeGDRLevel(ev *node.Evidence, v string) (Verdict, string) {
 	if len(off) == 0 {
 		return verdict, why
 	}
-	return breaks("NCCL reads %q as %s: GPUDirect RDMA off for %d GPU(s) (%s): the level is below the path; unset it (NCCL's default allows PXB) or set it to the node's path class",
-		v, levelName[l], len(off), strings.Join(firstN(off, 3), ", "))
+	return breaks("%sGPUDirect RDMA off for %d GPU(s) (%s): the level is below the path; unset it (NCCL's default allows PXB) or set it to the node's path class",
+		levelAs(v, l), len(off), strings.Join(firstN(off, 3), ", "))
 }
 
 // judgeP2PLevel: NCCL uses peer-to-peer between two GPUs only where
@@ -194,8 +202,8 @@ func judgeP2PLevel(ev *node.Evidence, v string) (Verdict, string) {
 	if l >= need {
 		return verdict, why
 	}
-	return breaks("NCCL reads %q as %s: peer-to-peer between this node's %d GPUs (over %s, at least %s) is off and NCCL stages through host memory; unset it",
-		v, levelName[l], len(ev.GPUs), over, levelName[need])
+	return breaks("%speer-to-peer between this node's %d GPUs (over %s, at least %s) is off and NCCL stages through host memory; unset it",
+		levelAs(v, l), len(ev.GPUs), over, levelName[need])
 }
 
 // judgeNet: NCCL_NET picks the network by name, compared with strcasecmp

@@ -39,11 +39,13 @@ func TestANCCLConfNameWithASpaceIsAnotherVariable(t *testing.T) {
 // Levels are case-sensitive names, or old numbers clamped to SYS.
 func TestNCCLLevelsAreReadAsNCCLGetLevelDoes(t *testing.T) {
 	runCases(t, []overrideCase{
-		{name: "P2P LOC", env: []string{"NCCL_P2P_LEVEL=LOC"}, judge: "NCCL_P2P_LEVEL", want: Breaks, why: []string{`"LOC" as LOC`, "8 GPUs"}},
+		{name: "P2P LOC", env: []string{"NCCL_P2P_LEVEL=LOC"}, judge: "NCCL_P2P_LEVEL", want: Breaks, why: []string{"peer-to-peer between this node's 8 GPUs (over NVLink, at least NVL) is off"}},
 		{name: "control: P2P NVL", env: []string{"NCCL_P2P_LEVEL=NVL"}, judge: "NCCL_P2P_LEVEL", want: Fits},
 		{name: "control: P2P SYS", env: []string{"NCCL_P2P_LEVEL=SYS"}, judge: "NCCL_P2P_LEVEL", want: Fits},
 		{name: "GDR LOC", conf: "NCCL_NET_GDR_LEVEL=LOC\n", judge: "NCCL_NET_GDR_LEVEL", want: Breaks, why: []string{"GPUDirect RDMA off for 8 GPU(s)"}},
-		{name: "GDR 0 is LOC", conf: "NCCL_NET_GDR_LEVEL=0\n", judge: "NCCL_NET_GDR_LEVEL", want: Breaks},
+		{name: "GDR 0 is LOC", conf: "NCCL_NET_GDR_LEVEL=0\n", judge: "NCCL_NET_GDR_LEVEL", want: Breaks, why: []string{`NCCL reads "0" as LOC`}},
+		{name: "GDR 2^32 wraps to 0 in an int", conf: "NCCL_NET_GDR_LEVEL=4294967296\n", judge: "NCCL_NET_GDR_LEVEL", want: Breaks, why: []string{`as LOC`}},
+		{name: "control: GDR 2 is PXB", conf: "NCCL_NET_GDR_LEVEL=2\n", judge: "NCCL_NET_GDR_LEVEL", want: Fits},
 		{name: "GDR 9 clamped", env: []string{"NCCL_NET_GDR_LEVEL=9"}, judge: "NCCL_NET_GDR_LEVEL", want: Clamped, why: []string{"to 5, which is SYS"}},
 		{name: "GDR PXN is a path, not above PIX", env: []string{"NCCL_NET_GDR_LEVEL=PXN"}, judge: "NCCL_NET_GDR_LEVEL", want: Fits},
 		{name: "GDR loc lowercase", env: []string{"NCCL_NET_GDR_LEVEL=loc"}, judge: "NCCL_NET_GDR_LEVEL", want: Ignored, why: []string{"case-sensitive"}},
