@@ -155,16 +155,18 @@ func (o Overrides) Effective(name string) (Setting, bool) {
 }
 
 // overrideFS is the root as an fs.FS: os.Root's in a recording, so no
-// name or link in it leads outside; the live host's own otherwise.
+// name or link in it leads outside; the live host's own otherwise. Either
+// opens its files O_NONBLOCK and reads only regular ones (regularFS), as
+// the reads of a --host-root do.
 func (h Host) overrideFS() (fs.FS, func(), error) {
 	if h.Live() {
-		return os.DirFS("/"), func() {}, nil
+		return liveRegularFS(), func() {}, nil
 	}
 	r, err := os.OpenRoot(h.root)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening host root %q: %w", h.root, err)
 	}
-	return r.FS(), func() { r.Close() }, nil
+	return rootRegularFS(r), func() { r.Close() }, nil
 }
 
 // parseConf reads a configuration file: NCCL's NAME=VALUE lines as NCCL
