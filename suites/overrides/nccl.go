@@ -16,7 +16,7 @@ func judgeNCCL(ev *node.Evidence, s node.Setting) (Verdict, string) {
 	if s.Source != node.EnvironmentSource && (s.Name == "" || strings.TrimSpace(s.Name) != s.Name || strings.ContainsAny(s.Name, " \t")) {
 		// NCCL takes the name up to = verbatim (src/misc/param.cc:39-43)
 		// and setenv's it as is (src/os/linux.cc:107): another variable.
-		return Ignored, fmt.Sprintf("NCCL sets a variable named %q, spaces and all, which nothing reads; write %s=%s with no space", s.Name, strings.TrimSpace(s.Name), s.Value)
+		return Ignored, spacedName(ev, s)
 	}
 	v := s.Value
 	switch s.Name {
@@ -52,6 +52,18 @@ func judgeNCCL(ev *node.Evidence, s node.Setting) (Verdict, string) {
 		}
 	}
 	return fits()
+}
+
+// spacedName says what NCCL does with a conf line whose name has a space:
+// the name it meant keeps the value NCCL finds elsewhere, which is judged
+// on its own.
+func spacedName(ev *node.Evidence, s node.Setting) string {
+	meant := strings.TrimSpace(s.Name)
+	why := fmt.Sprintf("NCCL sets a variable named %q, spaces and all, which nothing reads; write %s=%s with no space", s.Name, meant, s.Value)
+	if real, ok := ev.Overrides.Effective(meant); ok {
+		return why + fmt.Sprintf(": NCCL applies %s=%s (%s) instead", meant, real.Value, real.Where())
+	}
+	return why + fmt.Sprintf(": %s stays NCCL's default", meant)
 }
 
 // readAs says how NCCL reads a value that is not a plain decimal.

@@ -33,6 +33,12 @@ func TestANCCLConfNameWithASpaceIsAnotherVariable(t *testing.T) {
 		{name: "space before =", conf: "NCCL_IB_DISABLE =1\n", judge: "NCCL_IB_DISABLE ", want: Ignored,
 			why: []string{`named "NCCL_IB_DISABLE "`, "write NCCL_IB_DISABLE=1"}},
 		{name: "control: the real name", conf: "NCCL_IB_DISABLE =1\nNCCL_IB_DISABLE=1\n", judge: "NCCL_IB_DISABLE", want: Breaks},
+		// ~/.nccl.conf meant to override /etc/nccl.conf's LOC, and does
+		// not: the site's LOC is what NCCL applies, and it fails.
+		{name: "the spaced line shadows nothing", conf: "NCCL_NET_GDR_LEVEL=LOC\n", files: map[string]string{"root/.nccl.conf": "NCCL_NET_GDR_LEVEL =PIX\n"},
+			judge: "NCCL_NET_GDR_LEVEL", want: Breaks, why: []string{"GPUDirect RDMA off for 8 GPU(s)"}},
+		{name: "and says which applies", conf: "NCCL_NET_GDR_LEVEL=LOC\n", files: map[string]string{"root/.nccl.conf": "NCCL_NET_GDR_LEVEL =PIX\n"},
+			judge: "NCCL_NET_GDR_LEVEL ", want: Ignored, why: []string{"NCCL applies NCCL_NET_GDR_LEVEL=LOC (/etc/nccl.conf line 1) instead"}},
 	})
 }
 
