@@ -40,12 +40,13 @@ func deepTree(t testing.TB, depth int) string {
 	return root
 }
 
-// A tree 10,000 directories deep is refused, naming the limit, by the
-// check of a tree read in place, by CopyRoot and by Open's containment
-// walk; each walks one directory fd at a time, so refusing costs the 256
-// levels it reads, not the depth squared (BenchmarkDeepTree).
+// A tree thousands of directories deep is refused, naming the limit, by
+// the check of a tree read in place, by CopyRoot and by Open's
+// containment walk; each walks one directory fd at a time, so refusing
+// costs the 256 levels it reads, not the depth squared. (BenchmarkDeepTree
+// times 10,000 levels; 2,000 here keep the test's mkdir and cleanup short.)
 func TestATreeNestedThousandsDeepIsRefused(t *testing.T) {
-	root := deepTree(t, 10000)
+	root := deepTree(t, 2000)
 	for name, f := range map[string]func() error{
 		"CheckRoot": func() error { return CheckRoot(root) },
 		"CopyRoot":  func() error { return CopyRoot(root, t.TempDir(), true) },
@@ -76,9 +77,10 @@ func TestATreeWithinTheDepthLimitIsRead(t *testing.T) {
 	}
 }
 
-// BenchmarkDeepTree times Open's containment walk over trees 64 and 250
-// deep (linear: about four times the time for four times the depth) and
-// the refusal of one 10,000 deep.
+// BenchmarkDeepTree times Open over trees 64 and 250 deep and its
+// refusal of one 10,000 deep: about 2 ms each on a 2-core machine, where
+// the fs.WalkDir walk over an os.Root took 4.6 s at 1,000 levels, 17 s at
+// 2,000 and 67 s at 4,000 (quadratic: each entry's path resolved again).
 func BenchmarkDeepTree(b *testing.B) {
 	for _, depth := range []int{64, 250, 10000} {
 		root := deepTree(b, depth)
