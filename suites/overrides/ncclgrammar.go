@@ -113,7 +113,9 @@ var levelName = []string{"LOC", "NVL", "NVB", "C2C", "PIX", "PXB", "P2C", "PXN",
 
 // levelNames are the level names an NCCL version accepts: C2C came in
 // 2.26 and P2C in 2.27 (topoPathTypeStr in src/graph/topo.cc of
-// v2.25.1-1, v2.26.2-1, v2.27.3-1); the order of the rest never changed.
+// v2.25.1-1, v2.26.2-1, v2.27.3-1; v2.27.3-1 put P2C after PXN,
+// v2.27.5-1 on put it before, the order used here); the order of the
+// rest never changed.
 // An unknown version is taken as the newest.
 func levelNames(nccl string) []string {
 	v, err := version.ParseFact(nccl)
