@@ -211,6 +211,7 @@ func squeeze(s string) string {
 // before (Slurm's names are case-sensitive): compare refuses it, exit 2,
 // rather than compare nothing and pass.
 func TestCompareRefusesRunsWithNoNodeInCommon(t *testing.T) {
+	t.Parallel()
 	named := func(names ...string) string {
 		res := h200(t)
 		one := res.Nodes[0]
