@@ -115,7 +115,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	}
 	prev, havePrev, stateErr := LoadState(o.StateDir)
 	in := sh.Input{Node: out.Node, Evidence: g.ev, Counters: g.counters, CountersErr: g.ctrErr, Unfinished: unfinished}
-	if havePrev && prev.BootID == g.bootID && g.bootID != "" {
+	if havePrev && prev.BootID == g.bootID { // a recording without a boot id is one boot
 		in.Prev = &sh.Previous{Counters: prev.Counters, Xids: prev.Xids}
 	}
 	if g.ev != nil {
