@@ -55,15 +55,16 @@ type Outcome struct {
 func (o Outcome) Breaker() string { return o.Slurm.Breaker }
 
 // ExitCode is results' vocabulary: 0 healthy (or only stale), 1
-// unhealthy, 2 unevaluable. slurmd only logs it.
+// unhealthy, 2 unevaluable or a failure of gdrcheck's own (it failed
+// open). slurmd only logs it.
 func (o Outcome) ExitCode() int {
+	if o.Failure != "" {
+		return results.ExitUnevaluable // gdrcheck's own failure: it could not finish its work
+	}
 	switch o.Verdict.State {
 	case sh.StateUnhealthy:
 		return results.ExitFailed
 	case sh.StateUnevaluable:
-		return results.ExitUnevaluable
-	}
-	if o.Failure != "" {
 		return results.ExitUnevaluable
 	}
 	return results.ExitPassed
@@ -134,6 +135,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if err != nil {
 		out.Failure = join(out.Failure, err.Error())
 		fmt.Fprintf(o.Stderr, "gdrcheck health: fail open: %v: Slurm is left as it is\n", err)
+		out.Slurm = Decision{Op: OpNone, Why: "fail open: " + err.Error()}
 		out.Elapsed = o.Now().Sub(start)
 		return out, nil
 	}

@@ -109,7 +109,7 @@ func runHealth(cmd *cobra.Command, o *options, f *healthFlags) error {
 	}
 	printHealth(cmd.OutOrStdout(), out)
 	if f.textfile != "" {
-		if err := reports.WriteHealthTextfile(f.textfile, healthState(out)); err != nil {
+		if err := reports.WriteHealthTextfile(f.textfile, out.Textfile(time.Now())); err != nil {
 			return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--prom-textfile: %w", err)}
 		}
 	}
@@ -138,16 +138,4 @@ func printHealth(w io.Writer, out health.Outcome) {
 	if out.Failure != "" {
 		fmt.Fprintf(w, "fail open: %s\n", t(out.Failure))
 	}
-}
-
-func healthState(out health.Outcome) reports.HealthState {
-	s := reports.HealthState{Node: out.Node, State: out.Verdict.State, Action: out.Action, Breaker: out.Breaker(),
-		Failure: out.Failure, SlurmOp: out.Slurm.Op, At: time.Now(), Elapsed: out.Elapsed}
-	if w, ok := out.Verdict.Worst(); ok {
-		s.Check = w.Check
-	}
-	for _, f := range out.Verdict.Findings {
-		s.Findings = append(s.Findings, reports.HealthFinding{Check: f.Check, State: f.State, Action: f.Action, Scope: f.Scope, Entity: f.Entity})
-	}
-	return s
 }

@@ -48,9 +48,14 @@ type DeepState struct {
 // Judge folds the checks' findings into the node's verdict.
 func Judge(in Input) Verdict {
 	var fs []Finding
+	for _, u := range in.Unfinished {
+		fs = append(fs, evaluate(in.Node, "deadline hit before "+u+" finished"))
+	}
 	ev := in.Evidence
 	if ev == nil {
-		fs = append(fs, evaluate(in.Node, "no evidence was collected"))
+		if len(fs) == 0 {
+			fs = append(fs, evaluate(in.Node, "no evidence was collected"))
+		}
 		return verdictOf(fs)
 	}
 	if err := ev.Fatal(); err != nil {
@@ -61,9 +66,6 @@ func Judge(in Input) Verdict {
 		// Without NVML the GPU links and the versions are half known:
 		// fail open rather than judge on half (issue 33, "NVML missing").
 		fs = append(fs, evaluate(in.Node, "NVML: "+p.Message))
-	}
-	for _, u := range in.Unfinished {
-		fs = append(fs, evaluate(in.Node, "deadline hit before "+u+" finished"))
 	}
 	fs = append(fs, peerMemory(in.Node, ev)...)
 	fs = append(fs, gpuLinks(ev)...)
