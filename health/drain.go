@@ -202,7 +202,7 @@ func contains(xs []string, x string) bool {
 
 // publish is the field that sets the good state, where this Slurm shows
 // Extra (else Comment), the field is empty or already gdrcheck's
-// ("gdr=..."), and the value differs; none otherwise.
+// (GoodPrefix), and the value differs; none otherwise.
 func publish(self slurm.NodeView, good string) []string {
 	if good == "" {
 		return nil
@@ -222,8 +222,10 @@ func publish(self slurm.NodeView, good string) []string {
 	return []string{key + "=" + good}
 }
 
-// GoodPrefix starts the good state gdrcheck publishes: "gdr=proven:2026-12-04".
-const GoodPrefix = "gdr="
+// GoodPrefix starts the good state gdrcheck publishes:
+// {"gdr":"proven","gdr_at":"2026-12-04"}. A field starting otherwise is
+// someone else's and is left alone.
+const GoodPrefix = `{"gdr":`
 
 func clipWhy(s string) string {
 	if len(s) > 80 {

@@ -53,10 +53,10 @@ func TestDecideFollowsNHCsEtiquette(t *testing.T) {
 		fields  string
 		whyPart string
 	}{
-		{"unhealthy idle node: drain", bad, view("n1", "IDLE", "", time.Time{}), State{}, OpDrain, "State=DRAIN Reason=" + badWhy + " Extra=gdr=failed:rail-port", "draining"},
-		{"mixed node with jobs: drain (DRAIN lets them finish)", bad, view("n1", "MIXED", "", time.Time{}), State{}, OpDrain, "State=DRAIN Reason=" + badWhy + " Extra=gdr=failed:rail-port", "draining"},
+		{"unhealthy idle node: drain", bad, view("n1", "IDLE", "", time.Time{}), State{}, OpDrain, "State=DRAIN Reason=" + badWhy + ` Extra={"gdr":"failed","gdr_check":"rail-port"}`, "draining"},
+		{"mixed node with jobs: drain (DRAIN lets them finish)", bad, view("n1", "MIXED", "", time.Time{}), State{}, OpDrain, "State=DRAIN Reason=" + badWhy + ` Extra={"gdr":"failed","gdr_check":"rail-port"}`, "draining"},
 		{"already drained by gdrcheck, same cause: no call", bad, ours, State{Drained: badWhy}, OpNone, "", "already drained by gdrcheck"},
-		{"drained by gdrcheck, new cause: new reason", bad, view("n1", "IDLE+DRAIN", "gdrcheck: xid: Xid 79 action=REBOOT", now), State{}, OpReason, "State=DRAIN Reason=" + badWhy + " Extra=gdr=failed:rail-port", "verdict changed"},
+		{"drained by gdrcheck, new cause: new reason", bad, view("n1", "IDLE+DRAIN", "gdrcheck: xid: Xid 79 action=REBOOT", now), State{}, OpReason, "State=DRAIN Reason=" + badWhy + ` Extra={"gdr":"failed","gdr_check":"rail-port"}`, "verdict changed"},
 		{"resumed by a person after our drain: leave it", bad, view("n1", "IDLE", "", time.Time{}), State{Drained: badWhy}, OpNone, "", "resumed by someone"},
 		{"drained by someone else: untouched", bad, view("n1", "IDLE+DRAIN", "bad DIMM ticket 123", now), State{}, OpNone, "", "drained by someone else"},
 		{"drained with no reason: untouched", bad, view("n1", "IDLE+DRAIN", "", time.Time{}), State{}, OpNone, "", "no reason"},
@@ -68,10 +68,10 @@ func TestDecideFollowsNHCsEtiquette(t *testing.T) {
 		{"unevaluable: fail open", unknown, view("n1", "IDLE", "", time.Time{}), State{}, OpNone, "", "fail open"},
 		{"unevaluable on our drain: no resume", unknown, ours, State{HealthyRuns: 9}, OpNone, "", "fail open"},
 		{"healthy once of two: wait", good, ours, State{HealthyRuns: 1}, OpNone, "", "1 of the 2"},
-		{"healthy twice: resume", good, ours, State{HealthyRuns: 2}, OpResume, "State=RESUME Extra=gdr=proven:2026-12-01", "resuming"},
-		{"stale deep counts as cleared: resume, unproven", stale, ours, State{HealthyRuns: 2}, OpResume, "State=RESUME Extra=gdr=unproven", "resuming"},
+		{"healthy twice: resume", good, ours, State{HealthyRuns: 2}, OpResume, `State=RESUME Extra={"gdr":"proven","gdr_at":"2026-12-01"}`, "resuming"},
+		{"stale deep counts as cleared: resume, unproven", stale, ours, State{HealthyRuns: 2}, OpResume, `State=RESUME Extra={"gdr":"unproven"}`, "resuming"},
 		{"healthy, someone else's drain: untouched", good, view("n1", "IDLE+DRAIN", "NHC: check_fs_mount", now), State{HealthyRuns: 9}, OpNone, "", "someone else"},
-		{"healthy idle: publish the good state", good, view("n1", "IDLE", "", time.Time{}), State{HealthyRuns: 1}, OpPublish, "Extra=gdr=proven:2026-12-01", "publishing"},
+		{"healthy idle: publish the good state", good, view("n1", "IDLE", "", time.Time{}), State{HealthyRuns: 1}, OpPublish, `Extra={"gdr":"proven","gdr_at":"2026-12-01"}`, "publishing"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			g := goodState(Outcome{Verdict: c.v, Deep: sh.DeepState{At: time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)}})
@@ -150,20 +150,20 @@ func TestDrainReasonIsShortOneLineAndKeepsTheAction(t *testing.T) {
 
 func TestPublishLeavesSomeoneElsesFieldAlone(t *testing.T) {
 	v := view("n1", "IDLE", "", time.Time{})
-	v.Extra = "rack=12"
-	if fs := publish(v, "gdr=proven:2026-12-01"); len(fs) != 0 {
+	v.Extra = `{"rack":12}`
+	if fs := publish(v, `{"gdr":"unproven"}`); len(fs) != 0 {
 		t.Errorf("overwrote Extra %q: %v", v.Extra, fs)
 	}
-	v.Extra = "gdr=proven:2026-12-01"
-	if fs := publish(v, "gdr=proven:2026-12-01"); len(fs) != 0 {
+	v.Extra = `{"gdr":"unproven"}`
+	if fs := publish(v, `{"gdr":"unproven"}`); len(fs) != 0 {
 		t.Errorf("rewrote an unchanged value: %v", fs)
 	}
 	v = slurm.ViewOf(slurm.ParseRecords("NodeName=n1 State=IDLE Comment=(null)")[0])
-	if fs := publish(v, "gdr=unproven"); strings.Join(fs, " ") != "Comment=gdr=unproven" {
+	if fs := publish(v, `{"gdr":"unproven"}`); strings.Join(fs, " ") != `Comment={"gdr":"unproven"}` {
 		t.Errorf("no Extra: %v, want Comment", fs)
 	}
 	v = slurm.ViewOf(slurm.ParseRecords("NodeName=n1 State=IDLE")[0])
-	if fs := publish(v, "gdr=unproven"); len(fs) != 0 {
+	if fs := publish(v, `{"gdr":"unproven"}`); len(fs) != 0 {
 		t.Errorf("a Slurm without Extra or Comment: %v", fs)
 	}
 }

@@ -314,20 +314,23 @@ func applySlurm(ctx context.Context, o Options, out Outcome, next State) (Decisi
 }
 
 // goodState is the short machine-readable GDR state published in the
-// node's Extra (or Comment): gdr=proven:<date of the deep run> on a
-// healthy node with a fresh passing deep result, gdr=unproven while it
-// is stale or absent, gdr=failed:<check> on an unhealthy node.
+// node's Extra (or Comment), as JSON because Slurm's extra_constraints
+// (slurm.schedmd.com/extra_constraints.html) reads Extra as JSON, so
+// `sbatch --extra gdr=proven` can select on it: {"gdr":"proven",
+// "gdr_at":"<date of the deep run>"} on a healthy node with a fresh
+// passing deep result, {"gdr":"unproven"} while it is stale or absent,
+// {"gdr":"failed","gdr_check":"<check>"} on an unhealthy node.
 func goodState(out Outcome) string {
 	v := out.Verdict
 	if w, ok := v.Worst(); ok {
-		return GoodPrefix + "failed:" + w.Check
+		return GoodPrefix + `"failed","gdr_check":"` + w.Check + `"}`
 	}
 	for _, f := range v.Findings {
 		if f.Check == sh.CheckDeep {
-			return GoodPrefix + "unproven"
+			return GoodPrefix + `"unproven"}`
 		}
 	}
-	return GoodPrefix + "proven:" + out.Deep.At.UTC().Format("2006-01-02")
+	return GoodPrefix + `"proven","gdr_at":"` + out.Deep.At.UTC().Format("2006-01-02") + `"}`
 }
 
 func noSlurmWhy(o Options, out Outcome) string {

@@ -47,8 +47,9 @@ touches a node that is DOWN, in MAINT, reserved, pending a reboot, or
 drained by someone else. A circuit breaker holds drains once
 --breaker-percent of a partition was drained by gdrcheck within
 --breaker-window. Where this Slurm shows the node's Extra (else Comment)
-field, the run publishes gdr=proven:<date>, gdr=unproven or
-gdr=failed:<check> there, for jobs and admins to select on.
+field, the run publishes {"gdr":"proven","gdr_at":"<date>"},
+{"gdr":"unproven"} or {"gdr":"failed","gdr_check":"<check>"} there (JSON,
+as Slurm's extra_constraints reads Extra: sbatch --extra gdr=proven).
 
 Fail open: when gdrcheck cannot evaluate (NVML missing, its state
 directory unwritable, its own --deadline hit) it changes nothing in Slurm
@@ -75,7 +76,7 @@ only logs them: the drain is the run's own scontrol call).`,
 	fl.IntVar(&f.o.Policy.ResumeAfter, "resume-after", health.DefaultResumeAfter, "resume a node gdrcheck drained after `N` consecutive healthy runs")
 	fl.Float64Var(&f.o.Policy.BreakerPercent, "breaker-percent", health.DefaultBreakerPercent, "drain at most `PCT` % of a partition's nodes (rounded down, at least 1) within --breaker-window; 0 drains none")
 	fl.DurationVar(&f.o.Policy.BreakerWindow, "breaker-window", health.DefaultBreakerWindow, "the circuit breaker's `WINDOW`: drains older than it no longer count")
-	fl.BoolVar(&f.o.Policy.Publish, "publish", true, "publish the node's GDR state (gdr=proven:<date>...) in its Extra field, else Comment, where this Slurm has one and it is empty or gdrcheck's")
+	fl.BoolVar(&f.o.Policy.Publish, "publish", true, "publish the node's GDR state ({\"gdr\":\"proven\",...}) in its Extra field, else Comment, where this Slurm has one and it is empty or gdrcheck's")
 	fl.DurationVar(&f.o.DeepMaxAge, "deep-max-age", health.DefaultDeepMaxAge, "call a deep result older than `AGE` stale even on an unchanged node")
 	fl.StringVar(&f.textfile, "prom-textfile", "", "also write the node's health state (state, action, findings, breaker, fail open) as a Prometheus textfile to `PATH`, ending in .prom")
 	return cmd
