@@ -338,7 +338,7 @@ func noSlurmWhy(o Options, out Outcome) string {
 		return "fail open: " + out.Failure
 	}
 	if o.Slurm == nil {
-		return "Slurm not asked (no --slurm)"
+		return "Slurm not asked (--slurm off, or no scontrol on PATH)"
 	}
 	return ""
 }
