@@ -3,6 +3,7 @@ package health
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -168,7 +169,7 @@ func breaker(self slurm.NodeView, all []slurm.NodeView, p Policy, now time.Time)
 	for _, part := range parts {
 		total, ours := 0, 0
 		for _, n := range all {
-			if part != "" && !contains(n.Partitions, part) {
+			if part != "" && !slices.Contains(n.Partitions, part) {
 				continue
 			}
 			total++
@@ -189,15 +190,6 @@ func breaker(self slurm.NodeView, all []slurm.NodeView, p Policy, now time.Time)
 		}
 	}
 	return ""
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // publish is the field that sets the good state, where this Slurm shows

@@ -106,7 +106,12 @@ func gather(_ context.Context, root string) (gathered, error) {
 func Run(ctx context.Context, o Options) (Outcome, error) {
 	o = withDefaults(o)
 	start := o.Now()
-	g, unfinished, err := gatherBy(ctx, o)
+	// One deadline for the run's own work: the gathering and the
+	// scontrol calls (exec.CommandContext kills one that hangs on a
+	// controller that does not answer).
+	work, cancel := context.WithTimeout(ctx, o.Deadline)
+	defer cancel()
+	g, unfinished, err := gatherBy(work, o)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -140,8 +145,8 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 		return out, nil
 	}
 	defer unlock()
-	if o.Slurm != nil && out.Failure == "" {
-		out.Slurm, out.Applied = applySlurm(ctx, o, out, next)
+	if o.Slurm != nil && out.Failure == "" && out.Verdict.State != sh.StateUnevaluable {
+		out.Slurm, out.Applied = applySlurm(work, o, out, next)
 	} else {
 		out.Slurm = Decision{Op: OpNone, Why: noSlurmWhy(o, out)}
 	}
@@ -187,12 +192,10 @@ func withDefaults(o Options) Options {
 	return o
 }
 
-// gatherBy runs the gathering under the deadline. Collect reads files
+// gatherBy runs the gathering until ctx's deadline. Collect reads files
 // and cannot be interrupted, so past the deadline the run goes on
 // without it (its goroutine ends with the process) and names it.
 func gatherBy(ctx context.Context, o Options) (gathered, []string, error) {
-	ctx, cancel := context.WithTimeout(ctx, o.Deadline)
-	defer cancel()
 	type res struct {
 		g   gathered
 		err error
@@ -336,6 +339,9 @@ func goodState(out Outcome) string {
 func noSlurmWhy(o Options, out Outcome) string {
 	if out.Failure != "" {
 		return "fail open: " + out.Failure
+	}
+	if out.Verdict.State == sh.StateUnevaluable {
+		return "fail open: gdrcheck could not evaluate the node, so Slurm is left as it is"
 	}
 	if o.Slurm == nil {
 		return "Slurm not asked (--slurm off, or no scontrol on PATH)"

@@ -111,9 +111,9 @@ func oneLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-var (
-	dmabufDriver = version.MustParseRange(">=515.43")
-)
+// dmabufDriver is the first driver that exports GPU memory as dma-bufs
+// (DESIGN.md's compatibility matrix).
+var dmabufDriver = version.MustParseRange(">=515.43")
 
 // peerMemory judges the mechanism from the module and the DMA-BUF facts
 // the kernel shows; a recording with the probe's answers is judged on
@@ -138,7 +138,7 @@ func peerMemory(name string, ev *node.Evidence) []Finding {
 		if f, ok := node.FirstFailure(v.Peermem); ok {
 			cause += "; " + f.Name + " " + f.Found
 		}
-		return []Finding{unhealthy(CheckPeerMemory, cause, peermemAction(k), results.ScopeNode, name)}
+		return []Finding{unhealthy(CheckPeerMemory, cause, peermemAction, results.ScopeNode, name)}
 	}
 	dmabuf, why := dmabufPossible(ev)
 	peermem := k.Peermem.Loaded && k.Peermem.Registered && !k.NvPeerMem
@@ -146,7 +146,7 @@ func peerMemory(name string, ev *node.Evidence) []Finding {
 		return nil
 	}
 	cause := "no peer-memory path: DMA-BUF " + why + "; " + peermemState(k)
-	return []Finding{unhealthy(CheckPeerMemory, cause, peermemAction(k), results.ScopeNode, name)}
+	return []Finding{unhealthy(CheckPeerMemory, cause, peermemAction, results.ScopeNode, name)}
 }
 
 // dmabufPossible is the DMA-BUF half of DESIGN.md's matrix that the
@@ -185,7 +185,7 @@ func peermemState(k node.KernelFacts) string {
 // peermemAction: each way the peer-memory path is missing here is
 // mended by loading the modules again in the right order (nvidia_peermem
 // after MOFED's ib_core, without nv_peer_mem), short of a reimage.
-func peermemAction(node.KernelFacts) results.Action { return results.ActionReloadDriver }
+const peermemAction = results.ActionReloadDriver
 
 func orNone(s string) string {
 	if s == "" {
