@@ -190,3 +190,19 @@ func TestConcurrentStoresNeverLeaveAHalfFile(t *testing.T) {
 		t.Errorf("final cache: %v %v", ok, err)
 	}
 }
+
+func TestDeepOfNamesTheFirstFailingSpec(t *testing.T) {
+	r := &results.Results{Finished: time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC), Tool: results.Tool{Suites: []string{"topology", "kernel"}},
+		Nodes: []results.Node{{Name: "n1", Status: results.NodeEvaluated, Suites: []results.Suite{
+			{Name: "topology", Specs: []results.Spec{{Name: "rails", State: results.StatePassed}}},
+			{Name: "kernel", Specs: []results.Spec{{Name: "peer memory", State: results.StateFailed, Message: "no peer-memory mechanism\nmore"}}},
+		}}}}
+	d := DeepOf(r, Key{BootID: "b1"})
+	if d.Exit != results.ExitFailed || d.Check != "kernel / peer memory" || d.Cause != "no peer-memory mechanism" || !d.At.Equal(r.Finished) || d.Key.BootID != "b1" {
+		t.Errorf("deep %+v", d)
+	}
+	r.Nodes[0].Suites[1].Specs[0].State = results.StatePassed
+	if d := DeepOf(r, Key{}); !d.Proven() || d.Check != "" {
+		t.Errorf("passing run: %+v", d)
+	}
+}
