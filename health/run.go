@@ -119,6 +119,9 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if out.Node == "" && g.ev != nil {
 		out.Node = g.ev.Host.Hostname
 	}
+	if out.Node == "" {
+		out.Node, _ = os.Hostname() // the gathering did not finish: this host's own name
+	}
 	prev, havePrev, stateErr := LoadState(o.StateDir)
 	in := sh.Input{Node: out.Node, Evidence: g.ev, Counters: g.counters, CountersErr: g.ctrErr, Unfinished: unfinished}
 	if havePrev && prev.BootID == g.bootID { // a recording without a boot id is one boot
