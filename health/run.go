@@ -115,6 +115,9 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	if g.ctrErr != nil {
+		fmt.Fprintf(o.Stderr, "gdrcheck health: the port counters could not be read, so none is compared: %v\n", g.ctrErr)
+	}
 	out := Outcome{Node: o.Node}
 	if out.Node == "" && g.ev != nil {
 		out.Node = g.ev.Host.Hostname
@@ -130,7 +133,7 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 		defer unlock()
 	}
 	prev, havePrev, stateErr := LoadState(o.StateDir)
-	in := sh.Input{Node: out.Node, Evidence: g.ev, Counters: g.counters, CountersErr: g.ctrErr, Unfinished: unfinished}
+	in := sh.Input{Node: out.Node, Evidence: g.ev, Counters: g.counters, Unfinished: unfinished}
 	if havePrev && prev.BootID == g.bootID { // a recording without a boot id is one boot
 		in.Prev = &sh.Previous{Counters: prev.Counters, Xids: prev.Xids}
 	}
