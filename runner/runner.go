@@ -69,6 +69,11 @@ type Options struct {
 	BaselineDir string
 	// Scaling configures the allocation-level run of the scaling area.
 	Scaling ScalingOptions
+	// GPUs limits the run to these GPUs and their rail NICs (a prolog's
+	// job: SLURM_JOB_GPUS, host indices or UUIDs, comma-separated);
+	// empty is every GPU. A GPU the list names that the node does not
+	// show is an error, a GPUSelectionError.
+	GPUs string
 	Version string
 	Args    []string
 }
@@ -123,6 +128,20 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 	return res, ev, nil
 }
 
+// GPUSelectionError says the job's GPU list names a GPU this node does
+// not show: one lost from the bus, or a gres.conf that does not match
+// the node.
+type GPUSelectionError struct {
+	List string // as given
+	Err  error
+}
+
+func (e *GPUSelectionError) Error() string {
+	return fmt.Sprintf("the job's GPUs %q: %v", e.List, e.Err)
+}
+
+func (e *GPUSelectionError) Unwrap() error { return e.Err }
+
 // hostUnreadable makes n the entry of a node whose host root cannot be
 // opened: unevaluable, saying why.
 func hostUnreadable(opt Options, n *results.Node, err error) {
@@ -145,8 +164,19 @@ func collectEvidence(opt Options, h node.Host, devs node.DeviceView) (*node.Evid
 		src = *opt.Sources
 	}
 	ev := node.Collect(h, src)
+	var scope []string
+	if opt.GPUs != "" && ev.Fatal() == nil {
+		var err error
+		if scope, err = ev.SelectGPUs(opt.GPUs); err != nil {
+			return nil, &GPUSelectionError{List: opt.GPUs, Err: err}
+		}
+		ev.Scope(scope)
+	}
 	if suites.NeedProbe(opt.Suites) {
 		ev.ProbeGPUDirect(src.GPUDirect, src.GPUDirectErr)
+	}
+	if scope != nil {
+		ev.Scope(scope) // a recording answers for every GPU
 	}
 	// Run alone, the container suite judges a container given no GPU
 	// (NVML unreachable there) instead of calling the node unevaluable.

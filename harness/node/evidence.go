@@ -47,6 +47,9 @@ type Evidence struct {
 	// have: left out of GPUs, since no check can place them.
 	NVMLOnly []string  `json:"nvml_only_gpus,omitempty"` // NVML's GPUs missing from sys/bus/pci/devices; optional
 	Problems []Problem `json:"problems,omitempty"`       // every source above that failed; optional
+	// Scoped are the bus ids Scope kept (a prolog's job GPUs); empty
+	// where the evidence is the whole node's.
+	Scoped []string `json:"scoped_gpus,omitempty"` // Scope; optional
 }
 
 // HostFacts names the node and its software.

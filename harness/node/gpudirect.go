@@ -130,6 +130,9 @@ func (e *Evidence) ProbeGPUDirect(p GPUDirectProbe, perr error) {
 		}
 		e.CUDA = CUDAFacts{Error: msg}
 		e.Verbs = VerbsFacts{Error: msg}
+	} else if sp, ok := p.(scopedProbe); ok && len(e.Scoped) > 0 {
+		e.CUDA, e.Verbs = sp.ProbeOnly(e.Rails())
+		e.Probed = true
 	} else {
 		e.CUDA, e.Verbs = p.Probe(e.Rails())
 		e.Probed = true
