@@ -73,7 +73,7 @@ type Options struct {
 	// job: SLURM_JOB_GPUS, host indices or UUIDs, comma-separated);
 	// empty is every GPU. A GPU the list names that the node does not
 	// show is an error, a GPUSelectionError.
-	GPUs string
+	GPUs    string
 	Version string
 	Args    []string
 }
