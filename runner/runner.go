@@ -73,7 +73,11 @@ type Options struct {
 	// job: SLURM_JOB_GPUS, host indices or UUIDs, comma-separated);
 	// empty is every GPU. A GPU the list names that the node does not
 	// show is an error, a GPUSelectionError.
-	GPUs    string
+	GPUs string
+	// Whole, when set, sees the whole node's evidence before GPUs
+	// scopes it (the deep cache's key names every NIC's firmware); it
+	// must not keep ev.
+	Whole   func(h node.Host, ev *node.Evidence)
 	Version string
 	Args    []string
 }
@@ -164,6 +168,9 @@ func collectEvidence(opt Options, h node.Host, devs node.DeviceView) (*node.Evid
 		src = *opt.Sources
 	}
 	ev := node.Collect(h, src)
+	if opt.Whole != nil && ev.Fatal() == nil {
+		opt.Whole(h, ev)
+	}
 	var scope []string
 	if opt.GPUs != "" && ev.Fatal() == nil {
 		var err error

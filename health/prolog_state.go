@@ -1,0 +1,154 @@
+package health
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
+	"github.com/gdrcheck/gdrcheck/internal/dirlock"
+	"github.com/gdrcheck/gdrcheck/results"
+	judge "github.com/gdrcheck/gdrcheck/suites/health"
+)
+
+// PrologFile is the last prolog's verdict in the state directory.
+const PrologFile = "prolog.json"
+
+const prologSchema = "gdrcheck.prolog/v1"
+
+var prologLimit = bounded.Limit{Bytes: 256 << 10, What: "the prolog record", Why: "it holds one verdict, a few kilobytes"}
+
+// SlurmPrologReason is the reason slurmctld gives a node whose Prolog
+// exited non-zero (22.05: "Prolog error"). A health run that finds it on
+// a node and a failed PrologRecord here writes the record's Reason in
+// its place (PrologRecord.Explains), so remediation reads gdrcheck's
+// cause and action instead of Slurm's bare words.
+const SlurmPrologReason = "Prolog error"
+
+// prologWindow is how long after a failed prolog its record still
+// explains a "Prolog error" drain: slurmctld drains as soon as slurmd
+// reports the failure (seconds), and a record older than this belongs
+// to an earlier drain someone has since resumed.
+const prologWindow = time.Hour
+
+// maxReason caps a drain reason: Slurm keeps the reason whole, but sinfo
+// and pipelines' regexes read one short line.
+const maxReason = 160
+
+// PrologRecord is what the last `gdrcheck prolog` found on this node.
+type PrologRecord struct {
+	At      time.Time     `json:"at"`             // when the prolog ended
+	Job     string        `json:"job,omitempty"`  // SLURM_JOB_ID
+	Node    string        `json:"node"`           // the node's name
+	GPUs    string        `json:"gpus,omitempty"` // the job's GPU list as given; empty: every GPU
+	Exit    int           `json:"exit"`           // the prolog's verdict: results.ExitPassed, ExitFailed or ExitUnevaluable
+	Verdict judge.Verdict `json:"verdict"`
+	// Reason is the drain reason that names the failure, "gdrcheck:
+	// prolog: <cause> action=<ACTION>"; empty unless Exit is ExitFailed.
+	Reason string `json:"reason,omitempty"`
+	// Deep says whether the deep check ran and why (not).
+	Deep string `json:"deep,omitempty"`
+}
+
+// Failed says the prolog failed the job (and exited non-zero).
+func (r PrologRecord) Failed() bool { return r.Exit == results.ExitFailed }
+
+// Explains says whether r is the cause of a drain with this reason set
+// at this time (scontrol's "Reason=Prolog error [root@2026-12-04T00:41:03]"
+// gives both): a failed prolog, Slurm's prolog reason, and the record from
+// shortly before. A zero at (a reason without its time) accepts any
+// record within the window of now.
+func (r PrologRecord) Explains(reason string, at, now time.Time) bool {
+	if !r.Failed() || !strings.HasPrefix(strings.TrimSpace(reason), SlurmPrologReason) {
+		return false
+	}
+	if at.IsZero() {
+		at = now
+	}
+	// slurmctld's clock and this node's may differ by a little.
+	return !r.At.After(at.Add(time.Minute)) && at.Sub(r.At) <= prologWindow
+}
+
+// prologReason is f as a drain reason: "gdrcheck: prolog: <cause>
+// action=<ACTION>", one line of printable characters (the cause quotes
+// the node's own strings), the cause cut so the action always ends it.
+func prologReason(f judge.Finding) string {
+	tail := " action=" + string(f.Action)
+	head := "gdrcheck: " + f.Check + ": "
+	cause := strings.Map(func(r rune) rune {
+		if !unicode.IsPrint(r) || r == '"' {
+			return ' '
+		}
+		return r
+	}, f.Cause)
+	cause = strings.Join(strings.Fields(cause), " ")
+	if room := maxReason - len(head) - len(tail); len(cause) > room {
+		cause = strings.TrimSpace(truncate(cause, room-3)) + "..."
+	}
+	return head + cause + tail
+}
+
+// truncate cuts s to at most n bytes without splitting a character.
+func truncate(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+type prologDoc struct {
+	Schema string `json:"schema"`
+	PrologRecord
+}
+
+// LoadProlog reads the last prolog's record in the state directory dir;
+// false when there is none (or one of another format).
+func LoadProlog(dir string) (PrologRecord, bool, error) {
+	b, err := readStateFile(dir, PrologFile, prologLimit)
+	if errors.Is(err, os.ErrNotExist) {
+		return PrologRecord{}, false, nil
+	}
+	if err != nil {
+		return PrologRecord{}, false, err
+	}
+	var doc prologDoc
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return PrologRecord{}, false, fmt.Errorf("reading %q: %w", filepath.Join(dir, PrologFile), err)
+	}
+	if doc.Schema != prologSchema {
+		return PrologRecord{}, false, nil
+	}
+	return doc.PrologRecord, true, nil
+}
+
+// StoreProlog writes r as the prolog record in dir under the directory's
+// lock, atomically, as StoreDeep does.
+func StoreProlog(ctx context.Context, dir string, r PrologRecord, progress io.Writer) error {
+	if err := ensureStateDir(dir); err != nil {
+		return err
+	}
+	l, err := dirlock.Acquire(ctx, dir, lockWait, progress)
+	if err != nil {
+		return err
+	}
+	defer l.Release()
+	b, err := json.MarshalIndent(prologDoc{Schema: prologSchema, PrologRecord: r}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("storing the prolog record: %w", err)
+	}
+	return results.WriteFile(filepath.Join(dir, PrologFile), append(b, '\n'))
+}
