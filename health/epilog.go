@@ -31,6 +31,12 @@ type DeepOptions struct {
 // start (bad options); a node that could not be evaluated is a result
 // (Exit 2).
 func RunDeep(ctx context.Context, o DeepOptions) (Deep, error) {
+	d, _, err := runDeep(ctx, o)
+	return d, err
+}
+
+// runDeep is RunDeep that also returns the run's results.
+func runDeep(ctx context.Context, o DeepOptions) (Deep, *results.Results, error) {
 	now := o.Now
 	if now == nil {
 		now = time.Now
@@ -44,7 +50,7 @@ func RunDeep(ctx context.Context, o DeepOptions) (Deep, error) {
 		NodeName: o.NodeName, Config: suites.DefaultConfig(), Sources: o.Sources, Timeout: timeout, Ctx: ctx,
 		Version: o.Version, Args: o.Args, Whole: func(h node.Host, ev *node.Evidence) { key = KeyOf(h, ev) }})
 	if err != nil {
-		return Deep{}, err
+		return Deep{}, nil, err
 	}
 	d := Deep{Key: key, At: now().UTC(), Exit: res.ExitCode(), Suites: res.Tool.Suites}
 	v := judge.DeepVerdict(res.Nodes[0])
@@ -54,7 +60,7 @@ func RunDeep(ctx context.Context, o DeepOptions) (Deep, error) {
 	if d.Exit != results.ExitPassed {
 		d.Action = v.Action
 	}
-	return d, nil
+	return d, res, nil
 }
 
 // EpilogOptions configure one `gdrcheck epilog`.

@@ -69,9 +69,11 @@ type PrologOutcome struct {
 	StoreErr error
 }
 
-// Prolog runs the quick gate on the job's GPUs and their rail NICs, and
-// the deep node suites where o.Deep says and the job holds the whole
-// node (a deep run drives every GPU and NIC). A fault of the node fails
+// Prolog runs the quick gate on the job's GPUs and their rail NICs, or,
+// where o.Deep says and the job holds the whole node (a deep run drives
+// every GPU and NIC), the deep node suites, which include the gate, and
+// stores their result as the deep cache (one process runs the suites
+// once: Ginkgo runs its specs once a process). A fault of the node fails
 // it (Record.Exit 1: the prolog exits non-zero, Slurm drains the node and
 // requeues the job); one gdrcheck could not evaluate leaves the job alone
 // (Exit 2, the prolog exits 0: fail open). The record goes to the state
@@ -84,12 +86,17 @@ func Prolog(ctx context.Context, o PrologOptions) PrologOutcome {
 	if o.StateDir == "" {
 		o.StateDir = DefaultStateDir
 	}
-	w := whole{list: o.GPUs}
-	opt := runner.Options{HostRoot: o.HostRoot, HostLabel: o.HostLabel, Suites: QuickGate, NodeName: o.NodeName,
-		Config: suites.DefaultConfig(), Sources: o.Sources, Timeout: o.Timeout, Ctx: ctx, GPUs: o.GPUs,
-		Version: o.Version, Args: o.Args, Whole: w.see}
 	rec := PrologRecord{Job: o.Job, GPUs: o.GPUs}
-	res, _, err := runner.Run(opt)
+	var res *results.Results
+	var err error
+	if why, skip := deepWanted(o, now()); why != "" && skip == "" {
+		rec.Deep, res, err = prologDeep(ctx, o, why, now)
+	} else {
+		if why != "" {
+			rec.Deep = "skipped: " + why + ", " + skip
+		}
+		res, err = quickGate(ctx, o)
+	}
 	var sel *runner.GPUSelectionError
 	switch {
 	case errors.As(err, &sel):
@@ -102,9 +109,6 @@ func Prolog(ctx context.Context, o PrologOptions) PrologOutcome {
 		rec.Node = res.Nodes[0].Name
 		rec.Verdict = judge.PrologVerdict(res.Nodes[0])
 	}
-	if rec.Verdict.State == judge.StateHealthy {
-		rec.Deep = prologDeep(ctx, o, &w, &rec, now)
-	}
 	rec.At = now().UTC()
 	rec.Exit = exitOf(rec.Verdict)
 	if f, ok := rec.Verdict.Worst(); ok && rec.Failed() {
@@ -113,38 +117,46 @@ func Prolog(ctx context.Context, o PrologOptions) PrologOutcome {
 	return PrologOutcome{Record: rec, StoreErr: StoreProlog(ctx, o.StateDir, rec, o.Progress)}
 }
 
-// whole keeps what the prolog needs of the whole node, seen before the
-// runner scopes the evidence to the job's GPUs.
-type whole struct {
-	list string // the job's GPUs, as given
-	seen bool
-	key  Key
-	all  bool // the job holds every GPU of the node
-}
-
-func (w *whole) see(h node.Host, ev *node.Evidence) {
-	w.seen, w.key, w.all = true, KeyOf(h, ev), w.list == ""
-	if ids, err := ev.SelectGPUs(w.list); w.list != "" && err == nil {
-		w.all = len(ids) == len(ev.GPUs)
+// quickGate runs QuickGate on the job's GPUs, within its own deadline: a
+// gate cut short is unevaluable (fail open), where slurmd killing the
+// prolog at PrologEpilogTimeout would drain the node.
+func quickGate(ctx context.Context, o PrologOptions) (*results.Results, error) {
+	if o.Timeout > 0 {
+		qctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, fmt.Errorf("the quick gate's deadline (%s)", o.Timeout))
+		defer cancel()
+		ctx = qctx
 	}
+	res, _, err := runner.Run(runner.Options{HostRoot: o.HostRoot, HostLabel: o.HostLabel, Suites: QuickGate,
+		NodeName: o.NodeName, Config: suites.DefaultConfig(), Sources: o.Sources, Timeout: o.Timeout, Ctx: ctx,
+		GPUs: o.GPUs, Version: o.Version, Args: o.Args})
+	return res, err
 }
 
-// prologDeep runs the deep node suites when o asks for them and the job
-// holds the whole node, stores their result as the deep cache, and folds
-// a failure into rec's verdict; it says what it did, for the record.
-func prologDeep(ctx context.Context, o PrologOptions, w *whole, rec *PrologRecord, now func() time.Time) string {
+// deepWanted says why the prolog should run the deep suites ("": it
+// should not), and, where it should, why it cannot (skip: the job holds
+// only some GPUs). It reads the node's evidence without the probe, for
+// the cache's key and the GPU count; a node whose evidence fails gets
+// the quick gate, which says why.
+func deepWanted(o PrologOptions, t time.Time) (why, skip string) {
 	asked := slices.Contains(strings.FieldsFunc(o.Comment, func(r rune) bool { return r == ' ' || r == ',' || r == ';' }), DeepComment)
-	why := ""
-	switch {
-	case o.Deep == DeepNever:
-		return ""
-	case asked:
+	if o.Deep == DeepNever || !asked && o.Deep == DeepAsked {
+		return "", ""
+	}
+	h, err := node.Open(o.HostRoot)
+	if err != nil {
+		return "", ""
+	}
+	src := node.DefaultSources(h)
+	if o.Sources != nil {
+		src = *o.Sources
+	}
+	ev := node.Collect(h, src)
+	if ev.Fatal() != nil {
+		return "", ""
+	}
+	if asked {
 		why = "the job asked (" + DeepComment + ")"
-	case o.Deep == DeepAsked:
-		return ""
-	case !w.seen:
-		return "" // the node's evidence failed: the verdict says so
-	default:
+	} else {
 		d, ok, err := LoadDeep(o.StateDir)
 		switch {
 		case err != nil:
@@ -152,27 +164,40 @@ func prologDeep(ctx context.Context, o PrologOptions, w *whole, rec *PrologRecor
 		case !ok:
 			why = "no deep result yet"
 		default:
-			why = d.Stale(w.key, now(), o.DeepMaxAge)
-		}
-		if why == "" {
-			return ""
+			why = d.Stale(KeyOf(h, ev), t, o.DeepMaxAge)
 		}
 	}
-	if !w.all {
-		return "skipped: " + why + ", but the job holds only some of the node's GPUs"
+	if why == "" || o.GPUs == "" {
+		return why, ""
 	}
-	d, err := RunDeep(ctx, DeepOptions{HostRoot: o.HostRoot, HostLabel: o.HostLabel, NodeName: o.NodeName,
+	if ids, err := ev.SelectGPUs(o.GPUs); err != nil || len(ids) < len(ev.GPUs) {
+		return why, "but the job holds only some of the node's GPUs"
+	}
+	return why, ""
+}
+
+// prologDeep runs the deep node suites on the whole node within
+// o.DeepTimeout and stores their result as the deep cache; it says what
+// it did, for the record, and returns the results the prolog judges.
+func prologDeep(ctx context.Context, o PrologOptions, why string, now func() time.Time) (string, *results.Results, error) {
+	if o.DeepTimeout > 0 {
+		dctx, cancel := context.WithTimeoutCause(ctx, o.DeepTimeout, fmt.Errorf("the deep check's deadline (%s)", o.DeepTimeout))
+		defer cancel()
+		ctx = dctx
+	}
+	d, res, err := runDeep(ctx, DeepOptions{HostRoot: o.HostRoot, HostLabel: o.HostLabel, NodeName: o.NodeName,
 		Timeout: o.DeepTimeout, Sources: o.Sources, Version: o.Version, Args: o.Args, Now: now})
 	if err != nil {
-		return "failed to run (" + why + "): " + err.Error()
+		return "failed to run (" + why + ")", nil, err
+	}
+	if ctx.Err() != nil {
+		// A partial run proves nothing: the cache keeps what it had.
+		return "cut short (" + why + "): " + context.Cause(ctx).Error(), res, nil
 	}
 	if err := StoreDeep(ctx, o.StateDir, d, o.Progress); err != nil {
 		fmt.Fprintf(progressOr(o.Progress), "gdrcheck prolog: %v\n", err)
 	}
-	if d.Exit == results.ExitFailed {
-		rec.Verdict = judge.DeepFailed(rec.Node, d.Cause, d.Action)
-	}
-	return fmt.Sprintf("ran (%s): exit %d", why, d.Exit)
+	return fmt.Sprintf("ran (%s): exit %d", why, d.Exit), res, nil
 }
 
 // exitOf is the prolog's verdict as an exit code: a fault of the node

@@ -37,7 +37,7 @@ func gateVerdict(check string, n results.Node) Verdict {
 				continue
 			}
 			fs = append(fs, Finding{Check: check, State: StateUnhealthy,
-				Cause:  s.Name + ": " + sp.Name + ": " + firstLine(sp.Message),
+				Cause:  s.Name + ": " + firstLine(sp.Message), // the spec names are long: the message is the cause
 				Action: specAction(sp), Scope: results.ScopeNode, Entity: n.Name})
 		}
 	}
@@ -47,16 +47,6 @@ func gateVerdict(check string, n results.Node) Verdict {
 			Action: results.ActionRerun, Scope: results.ScopeNode, Entity: n.Name})
 	}
 	return verdictOf(fs)
-}
-
-// DeepFailed is the verdict of a node whose deep run, just now, failed:
-// its cause and action, as the deep cache keeps them.
-func DeepFailed(nodeName, cause string, action results.Action) Verdict {
-	if !action.Valid() {
-		action = results.ActionInvestigate
-	}
-	return verdictOf([]Finding{{Check: CheckDeep, State: StateUnhealthy, Cause: cause,
-		Action: action, Scope: results.ScopeNode, Entity: nodeName}})
 }
 
 // MissingJobGPU is the finding for a job GPU the node does not show
