@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gdrcheck/gdrcheck/health"
 	"github.com/gdrcheck/gdrcheck/results"
@@ -182,4 +183,22 @@ func TestEpilogCachesTheDeepResultOnceAndThenSkips(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "not idle: job(s) 43 on node7") {
 		t.Errorf("busy node: exit %d, want 0 and not idle\nstdout:\n%s", r.code, r.stdout)
 	}
+}
+
+// BenchmarkProlog is `gdrcheck prolog` on the 8-GPU, 8-NIC fixture as
+// slurmd starts it for a job given the whole node: a process of its own,
+// the quick gate on every GPU and its rail NIC, the record written. The
+// budget is 30 s on a real node; "max-s" is the slowest run.
+func BenchmarkProlog(b *testing.B) {
+	dir := b.TempDir()
+	var slowest time.Duration
+	for b.Loop() {
+		began := time.Now()
+		r := prolog(b, "h100x8-nvswitch-cx7-pix", dir, nil, "--deep", "asked")
+		if r.code != 0 {
+			b.Fatalf("exit %d\n%s", r.code, r.stderr)
+		}
+		slowest = max(slowest, time.Since(began))
+	}
+	b.ReportMetric(slowest.Seconds(), "max-s")
 }
