@@ -71,6 +71,13 @@ func TestMakePackageBuildsPackagesThatInstall(t *testing.T) {
 		if !strings.Contains(listing, "-rwxr-xr-x root/root") || !strings.Contains(listing, "./usr/bin/gdrcheck\n") {
 			t.Errorf("%s: the binary is not root's and executable:\n%s", debs[0], listing)
 		}
+		// The state directory: root's alone.
+		if !strings.Contains(listing, "drwx------ root/root") || !strings.Contains(listing, " ."+StateDir+"/\n") {
+			t.Errorf("%s: no %s of mode 0700, root's:\n%s", debs[0], StateDir, listing)
+		}
+		if l := run(t, root, "rpm", "-qlvp", rpms[0]); !strings.Contains(l, "drwx------") || !strings.Contains(l, " "+StateDir+"\n") {
+			t.Errorf("%s: no %s of mode 0700:\n%s", rpms[0], StateDir, l)
+		}
 		if a := strings.TrimSpace(run(t, root, "dpkg-deb", "-f", debs[0], "Architecture")); a != arch.goarch {
 			t.Errorf("%s: Architecture %q", debs[0], a)
 		}
