@@ -16,10 +16,6 @@ import (
 	judge "github.com/gdrcheck/gdrcheck/suites/health"
 )
 
-// DefaultStateDir is where health, prolog and epilog keep their state;
-// the packages create it 0700 root (examples/slurm).
-const DefaultStateDir = "/var/lib/gdrcheck"
-
 // QuickGate are the suites the prolog runs on the job's GPUs: the wiring,
 // the peer-memory path proven by a registration of each GPU's buffer with
 // its rail NIC, and BAR1. Seconds, no fabric traffic.
@@ -112,7 +108,7 @@ func Prolog(ctx context.Context, o PrologOptions) PrologOutcome {
 	rec.At = now().UTC()
 	rec.Exit = exitOf(rec.Verdict)
 	if f, ok := rec.Verdict.Worst(); ok && rec.Failed() {
-		rec.Reason = prologReason(f)
+		rec.Reason = DrainReason(f)
 	}
 	return PrologOutcome{Record: rec, StoreErr: StoreProlog(ctx, o.StateDir, rec, o.Progress)}
 }

@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
 	"github.com/gdrcheck/gdrcheck/internal/dirlock"
@@ -38,10 +36,6 @@ const SlurmPrologReason = "Prolog error"
 // reports the failure (seconds), and a record older than this belongs
 // to an earlier drain someone has since resumed.
 const prologWindow = time.Hour
-
-// maxReason caps a drain reason: Slurm keeps the reason whole, but sinfo
-// and pipelines' regexes read one short line.
-const maxReason = 160
 
 // PrologRecord is what the last `gdrcheck prolog` found on this node.
 type PrologRecord struct {
@@ -75,39 +69,6 @@ func (r PrologRecord) Explains(reason string, at, now time.Time) bool {
 	}
 	// slurmctld's clock and this node's may differ by a little.
 	return !r.At.After(at.Add(time.Minute)) && at.Sub(r.At) <= prologWindow
-}
-
-// prologReason is f as a drain reason: "gdrcheck: prolog: <cause>
-// action=<ACTION>", one line of printable characters (the cause quotes
-// the node's own strings), the cause cut so the action always ends it.
-func prologReason(f judge.Finding) string {
-	tail := " action=" + string(f.Action)
-	head := "gdrcheck: " + f.Check + ": "
-	cause := strings.Map(func(r rune) rune {
-		if !unicode.IsPrint(r) || r == '"' {
-			return ' '
-		}
-		return r
-	}, f.Cause)
-	cause = strings.Join(strings.Fields(cause), " ")
-	if room := maxReason - len(head) - len(tail); len(cause) > room {
-		cause = strings.TrimSpace(truncate(cause, room-3)) + "..."
-	}
-	return head + cause + tail
-}
-
-// truncate cuts s to at most n bytes without splitting a character.
-func truncate(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 type prologDoc struct {

@@ -141,7 +141,7 @@ type GPUSelectionError struct {
 }
 
 func (e *GPUSelectionError) Error() string {
-	return fmt.Sprintf("the job's GPUs %s: %v", e.List, e.Err)
+	return fmt.Sprintf("job GPUs %s: %v", e.List, e.Err)
 }
 
 func (e *GPUSelectionError) Unwrap() error { return e.Err }

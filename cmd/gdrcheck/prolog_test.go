@@ -39,8 +39,8 @@ func TestPrologFailsANodeWithoutPeerMemoryAndKeepsTheReason(t *testing.T) {
 	if rec.Node != "node7" || rec.Job != "42" || rec.GPUs != "0,3" || rec.Exit != results.ExitFailed {
 		t.Errorf("record node %q job %q gpus %q exit %d, want node7, 42, 0,3, 1", rec.Node, rec.Job, rec.GPUs, rec.Exit)
 	}
-	if !strings.HasPrefix(rec.Reason, "gdrcheck: prolog: kernel: no GPUDirect peer-memory mechanism works") || !strings.Contains(rec.Reason, " action=") || len(rec.Reason) > 160 {
-		t.Errorf("reason %q: want gdrcheck's prefix, the kernel suite's cause and an action, at most 160 bytes", rec.Reason)
+	if !strings.HasPrefix(rec.Reason, "gdrcheck: prolog: kernel: no GPUDirect peer-memory mechanism works") || !strings.Contains(rec.Reason, " action=") || len(rec.Reason) > 120 {
+		t.Errorf("reason %q: want gdrcheck's prefix, the kernel suite's cause and an action, at most 120 bytes", rec.Reason)
 	}
 	if !strings.Contains(r.stderr, rec.Reason) {
 		t.Errorf("stderr does not name the reason %q:\n%s", rec.Reason, r.stderr)
@@ -108,7 +108,7 @@ func TestPrologFailsAJobGPUTheNodeDoesNotShow(t *testing.T) {
 		t.Fatalf("exit %d, want 1\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	rec := loadProlog(t, dir)
-	if want := "gdrcheck: job-gpus: the job's GPUs 1,5: GPU 5: this node has no /dev/nvidia5 (2 GPUs) action=REBOOT"; rec.Reason != want {
+	if want := "gdrcheck: job-gpus: job GPUs 1,5: GPU 5: this node has no /dev/nvidia5 (2 GPUs) action=REBOOT"; rec.Reason != want {
 		t.Errorf("reason\n%q, want\n%q", rec.Reason, want)
 	}
 }
