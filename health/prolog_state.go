@@ -14,6 +14,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
 	"github.com/gdrcheck/gdrcheck/internal/dirlock"
 	"github.com/gdrcheck/gdrcheck/results"
+	"github.com/gdrcheck/gdrcheck/slurm"
 	judge "github.com/gdrcheck/gdrcheck/suites/health"
 )
 
@@ -112,4 +113,28 @@ func StoreProlog(ctx context.Context, dir string, r PrologRecord, progress io.Wr
 		return fmt.Errorf("storing the prolog record: %w", err)
 	}
 	return results.WriteFile(filepath.Join(dir, PrologFile), append(b, '\n'))
+}
+
+// prologDrain is the decision for a node slurmctld drained because its
+// Prolog failed, where this node's prolog record explains it: the same
+// drain with gdrcheck's reason in place of Slurm's bare "Prolog error",
+// so remediation reads the cause and the action, and the node is then
+// gdrcheck's to resume. False for any other node (decide's rules apply:
+// a drain it cannot explain is someone else's). NHC's etiquette still
+// holds: a node that is down, in maintenance or pending a reboot is left.
+func prologDrain(dir string, self slurm.NodeView, now time.Time) (Decision, bool) {
+	if !self.Drained() || self.Ours() || !strings.HasPrefix(self.Reason, SlurmPrologReason) {
+		return Decision{}, false
+	}
+	for _, f := range untouchable {
+		if self.Has(f) {
+			return Decision{}, false
+		}
+	}
+	rec, ok, err := LoadProlog(dir)
+	if err != nil || !ok || rec.Node != self.Name || rec.Reason == "" || !rec.Explains(self.Reason, self.ReasonAt, now) {
+		return Decision{}, false
+	}
+	return Decision{Op: OpReason, Fields: []string{"State=DRAIN", "Reason=" + rec.Reason},
+		Why: fmt.Sprintf("drained by Slurm for its failed prolog (job %s): gdrcheck's reason in place of %q", rec.Job, SlurmPrologReason)}, true
 }

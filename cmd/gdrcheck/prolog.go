@@ -54,7 +54,7 @@ stderr and in the record: a node is never drained for gdrcheck's own failure.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return p.run(cmd, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&p.stateDir, "state-dir", health.DefaultStateDir, "keep the prolog record and the deep-result cache in `DIR`")
+	f.StringVar(&p.stateDir, "state-dir", stateDirDefault(), "keep the prolog record and the deep-result cache in `DIR`; default $GDRCHECK_STATE_DIR, else "+health.DefaultStateDir)
 	f.StringVar(&p.gpus, "gpus", jobGPUs(), "the job's GPUs, host indices or UUIDs, comma-separated (default $SLURM_JOB_GPUS, else $CUDA_VISIBLE_DEVICES; empty: every GPU)")
 	f.StringVar(&p.deep, "deep", health.DeepAuto, "when to run the deep node suites too: auto (the job asks, or the cached deep result is stale), asked (only when the job asks), never")
 	f.DurationVar(&p.timeout, "timeout", 25*time.Second, "give up on the quick gate after this long (fail open: exit 0); keep it under PrologEpilogTimeout")
@@ -63,6 +63,15 @@ stderr and in the record: a node is never drained for gdrcheck's own failure.`,
 	f.StringVar(&p.nodeName, "node-name", "", "name of this node (default: $SLURMD_NODENAME, then the host name)")
 	o.addHostRoot(cmd)
 	return cmd
+}
+
+// stateDirDefault is $GDRCHECK_STATE_DIR, else health's default, as
+// gdrcheck health reads it: the three hooks share one directory.
+func stateDirDefault() string {
+	if d := os.Getenv("GDRCHECK_STATE_DIR"); d != "" {
+		return d
+	}
+	return health.DefaultStateDir
 }
 
 // jobGPUs is the job's GPU list as Slurm gives it to a Prolog
@@ -146,7 +155,7 @@ once). A run cut short by --timeout keeps the cache as it was.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return e.run(cmd, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&e.stateDir, "state-dir", health.DefaultStateDir, "keep the deep-result cache in `DIR`")
+	f.StringVar(&e.stateDir, "state-dir", stateDirDefault(), "keep the deep-result cache in `DIR`; default $GDRCHECK_STATE_DIR, else "+health.DefaultStateDir)
 	f.StringVar(&e.deep, "deep", health.DeepAuto, "when to run the deep node suites: auto (the cached deep result is stale), always, never")
 	f.DurationVar(&e.timeout, "timeout", 10*time.Minute, "time box of the deep suites; keep it under PrologEpilogTimeout")
 	f.DurationVar(&e.deepMaxAge, "deep-max-age", health.DefaultDeepMaxAge, "a deep result older than this is stale")
