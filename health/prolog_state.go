@@ -115,15 +115,20 @@ func StoreProlog(ctx context.Context, dir string, r PrologRecord, progress io.Wr
 	return results.WriteFile(filepath.Join(dir, PrologFile), append(b, '\n'))
 }
 
-// prologDrain is the decision for a node slurmctld drained because its
-// Prolog failed, where this node's prolog record explains it: the same
-// drain with gdrcheck's reason in place of Slurm's bare "Prolog error",
-// so remediation reads the cause and the action, and the node is then
-// gdrcheck's to resume. False for any other node (decide's rules apply:
-// a drain it cannot explain is someone else's). NHC's etiquette still
-// holds: a node that is down, in maintenance or pending a reboot is left.
-func prologDrain(dir string, self slurm.NodeView, now time.Time) (Decision, bool) {
-	if !self.Drained() || self.Ours() || !strings.HasPrefix(self.Reason, SlurmPrologReason) {
+// prologDrain is the decision for a node a failed prolog drained, where
+// decide's rules would be wrong; false for any other node.
+//
+// slurmctld drains a node whose Prolog failed "Prolog error": where this
+// node's prolog record explains it, the drain is kept with gdrcheck's
+// reason in its place, so remediation reads the cause and the action
+// (without a record the drain is someone else's, as decide says). A node
+// so drained is then gdrcheck's but its cause is the prolog's, which
+// health cannot see: health does not resume it (a person does, gdrcheck
+// undrain, once the action is done) unless health's own verdict takes
+// the drain over. NHC's etiquette holds: a node that is down, in
+// maintenance or pending a reboot is left alone.
+func prologDrain(dir string, self slurm.NodeView, v judge.Verdict, now time.Time) (Decision, bool) {
+	if !self.Drained() {
 		return Decision{}, false
 	}
 	for _, f := range untouchable {
@@ -131,10 +136,29 @@ func prologDrain(dir string, self slurm.NodeView, now time.Time) (Decision, bool
 			return Decision{}, false
 		}
 	}
+	if self.Ours() {
+		if _, bad := v.Worst(); bad || !prologReasoned(self.Reason) {
+			return Decision{}, false
+		}
+		return Decision{Op: OpNone, Why: "drained by gdrcheck's prolog for a cause health cannot see: left for a person (gdrcheck undrain) once the action is done"}, true
+	}
+	if !strings.HasPrefix(self.Reason, SlurmPrologReason) {
+		return Decision{}, false
+	}
 	rec, ok, err := LoadProlog(dir)
 	if err != nil || !ok || rec.Node != self.Name || rec.Reason == "" || !rec.Explains(self.Reason, self.ReasonAt, now) {
 		return Decision{}, false
 	}
 	return Decision{Op: OpReason, Fields: []string{"State=DRAIN", "Reason=" + rec.Reason},
 		Why: fmt.Sprintf("drained by Slurm for its failed prolog (job %s): gdrcheck's reason in place of %q", rec.Job, SlurmPrologReason)}, true
+}
+
+// prologReasoned says a gdrcheck reason is one a prolog wrote.
+func prologReasoned(reason string) bool {
+	for _, c := range []string{judge.CheckProlog, judge.CheckJobGPUs} {
+		if strings.HasPrefix(reason, slurm.DrainPrefix+" "+c+": ") {
+			return true
+		}
+	}
+	return false
 }

@@ -33,13 +33,13 @@ func TestAFailedPrologsRecordReplacesSlurmsPrologErrorAndNothingElse(t *testing.
 		{"drained by slurmctld for the prolog", view("IDLE+DRAIN", "Prolog error"+stamp), now, true},
 		{"draining with a job still on it", view("MIXED+DRAIN", "Prolog error"+stamp), now, true},
 		{"another reason", view("IDLE+DRAIN", "bad DIMM"+stamp), now, false},
-		{"gdrcheck's already", view("IDLE+DRAIN", rec.Reason+stamp), now, false},
+		{"another of gdrcheck's reasons", view("IDLE+DRAIN", "gdrcheck: peer-memory: x action=REBOOT"+stamp), now, false},
 		{"not drained", view("IDLE", ""), now, false},
 		{"down as well", view("DOWN+DRAIN", "Prolog error"+stamp), now, false},
 		{"another node", slurm.ViewOf(slurm.Record{"NodeName": "node4", "State": "IDLE+DRAIN", "Reason": "Prolog error" + stamp}), now, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			d, ok := prologDrain(dir, c.self, c.now)
+			d, ok := prologDrain(dir, c.self, sh.Verdict{State: sh.StateStale}, c.now)
 			if ok != c.want {
 				t.Fatalf("prologDrain = %v (%+v), want %v", ok, d, c.want)
 			}
@@ -51,8 +51,17 @@ func TestAFailedPrologsRecordReplacesSlurmsPrologErrorAndNothingElse(t *testing.
 	// A prolog record from well before the drain explains nothing: it
 	// belongs to a drain someone has resumed since.
 	old := view("IDLE+DRAIN", "Prolog error [root@"+drainedAt.Add(2*time.Hour).Format("2006-01-02T15:04:05")+"]")
-	if d, ok := prologDrain(dir, old, now.Add(2*time.Hour)); ok {
+	if d, ok := prologDrain(dir, old, sh.Verdict{}, now.Add(2*time.Hour)); ok {
 		t.Errorf("an hour-old record replaced a later Prolog error: %+v", d)
+	}
+	// Once gdrcheck's, a prolog's drain stays until a person resumes it
+	// (health cannot see the cause), unless health finds a fault itself.
+	ours := view("IDLE+DRAIN", rec.Reason+stamp)
+	if d, ok := prologDrain(dir, ours, sh.Verdict{State: sh.StateHealthy}, now); !ok || d.Op != OpNone {
+		t.Errorf("a healthy run on the prolog's drain: %v %+v, want it held (none)", ok, d)
+	}
+	if _, ok := prologDrain(dir, ours, sh.Verdict{State: sh.StateUnhealthy, Findings: []sh.Finding{f}}, now); ok {
+		t.Error("an unhealthy run on the prolog's drain did not go to decide")
 	}
 	if !strings.HasPrefix(rec.Reason, "gdrcheck: prolog: kernel: ") || !strings.HasSuffix(rec.Reason, " action=RELOAD_DRIVER") {
 		t.Errorf("reason %q", rec.Reason)

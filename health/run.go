@@ -299,7 +299,7 @@ func applySlurm(ctx context.Context, o Options, out Outcome, next State) (Decisi
 	if o.Policy.Publish {
 		good = goodState(out)
 	}
-	d, ok := prologDrain(o.StateDir, self, o.Now())
+	d, ok := prologDrain(o.StateDir, self, out.Verdict, o.Now())
 	if !ok {
 		d = decide(out.Verdict, self, all, next, o.Policy, o.Now(), good)
 	}
