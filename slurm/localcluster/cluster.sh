@@ -10,6 +10,7 @@
 #   cluster.sh start  [--nodes N] [--state-dir DIR] [--port P] [--timeout S]
 #                     [--health-program CMD] [--health-interval S] [--health-node-state STATE]
 #                     [--prolog CMD] [--epilog CMD] [--prolog-flags FLAGS] [--prolog-epilog-timeout S]
+#                     [--scheduler-parameters PARAMS]
 #   cluster.sh stop   [--state-dir DIR]
 #   cluster.sh status [--state-dir DIR]
 #   cluster.sh env    [--state-dir DIR]
@@ -29,7 +30,7 @@ nodes=$DEFAULT_NODES
 port=${GDRCHECK_SLURM_PORT:-$DEFAULT_PORT}
 timeout=$DEFAULT_TIMEOUT
 # The health loop's hooks (README.md, "The health loop"): empty means none.
-health_program="" health_interval="" health_node_state="" prolog="" epilog="" prolog_flags="" prolog_epilog_timeout=""
+health_program="" health_interval="" health_node_state="" prolog="" epilog="" prolog_flags="" prolog_epilog_timeout="" scheduler_parameters=""
 
 log() { printf 'localcluster: %s\n' "$*" >&2; }
 die() {
@@ -43,6 +44,7 @@ usage: ${0##*/} install
        ${0##*/} start  [--nodes N] [--state-dir DIR] [--port P] [--timeout S]
                        [--health-program CMD] [--health-interval S] [--health-node-state STATE]
                        [--prolog CMD] [--epilog CMD] [--prolog-flags FLAGS] [--prolog-epilog-timeout S]
+                       [--scheduler-parameters PARAMS]
        ${0##*/} stop   [--state-dir DIR]
        ${0##*/} status [--state-dir DIR]
        ${0##*/} env    [--state-dir DIR]
@@ -70,6 +72,7 @@ parse_flags() {
 		--epilog) epilog=${2:?--epilog needs a value} && shift ;;
 		--prolog-flags) prolog_flags=${2:?--prolog-flags needs a value} && shift ;;
 		--prolog-epilog-timeout) prolog_epilog_timeout=${2:?--prolog-epilog-timeout needs a value} && shift ;;
+		--scheduler-parameters) scheduler_parameters=${2:?--scheduler-parameters needs a value} && shift ;;
 		-h | --help) usage && exit 0 ;;
 		*) usage >&2 && die "unknown argument \"$1\"" ;;
 		esac
@@ -84,6 +87,7 @@ parse_flags() {
 	# One slurm.conf word each: a state or flag list has no spaces.
 	[[ $health_node_state =~ ^[A-Za-z,_]*$ ]] || die "--health-node-state \"$health_node_state\": want Slurm's states, e.g. ANY or IDLE,CYCLE"
 	[[ $prolog_flags =~ ^[A-Za-z,_]*$ ]] || die "--prolog-flags \"$prolog_flags\": want Slurm's flags, e.g. Alloc,Contain"
+	[[ $scheduler_parameters =~ ^[A-Za-z0-9,_=]*$ ]] || die "--scheduler-parameters \"$scheduler_parameters\": want Slurm's parameters, e.g. nohold_on_prolog_fail"
 	[[ -z $health_program || -n $health_interval ]] || die "--health-program needs --health-interval"
 	local c
 	for c in "$health_program" "$prolog" "$epilog"; do
@@ -381,6 +385,7 @@ hook_config() {
 	fi
 	[[ -z $prolog_flags ]] || printf 'PrologFlags=%s\n' "$prolog_flags"
 	[[ -z $prolog_epilog_timeout ]] || printf 'PrologEpilogTimeout=%s\n' "$prolog_epilog_timeout"
+	[[ -z $scheduler_parameters ]] || printf 'SchedulerParameters=%s\n' "$scheduler_parameters"
 	return 0
 }
 
@@ -395,6 +400,8 @@ write_hook() {
 #!/bin/sh
 # Written by cluster.sh: the $name hook of slurm.conf.
 export SLURM_CONF=$conf
+# slurmd gives its hooks no PATH; scontrol and squeue are on this one.
+export PATH="\${PATH:-/usr/sbin:/usr/bin:/sbin:/bin}"
 if [ -r "$state_dir/nodes.env" ]; then
 	while read -r node assign; do
 		case "\$node" in '' | '#'*) continue ;; esac

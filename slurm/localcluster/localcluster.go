@@ -88,6 +88,8 @@ type Hooks struct {
 	Epilog              string        // Epilog's command; empty: none
 	PrologFlags         string        // PrologFlags (Alloc, Contain...); empty: none
 	PrologEpilogTimeout time.Duration // PrologEpilogTimeout, whole seconds; zero: Slurm's default
+	// SchedulerParameters (nohold_on_prolog_fail...); empty: none.
+	SchedulerParameters string
 }
 
 // args are cluster.sh start's flags for h.
@@ -114,6 +116,7 @@ func (h Hooks) args() ([]string, error) {
 	add("--epilog", h.Epilog)
 	add("--prolog-flags", h.PrologFlags)
 	add("--prolog-epilog-timeout", secs(h.PrologEpilogTimeout))
+	add("--scheduler-parameters", h.SchedulerParameters)
 	return a, nil
 }
 
