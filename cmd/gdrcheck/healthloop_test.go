@@ -49,6 +49,9 @@ func startHealthLoop(t *testing.T) *healthLoop {
 	// directory instead of unpacking an archive.
 	for _, f := range []string{"h100x8-nvswitch-cx7-pix", "h100x8-proprietary-no-peermem", "h100x8-acs-redirect"} {
 		dir := filepath.Join(t.TempDir(), f)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := ttar.ExtractFile(nodes+f+".ttar", dir); err != nil {
 			t.Fatal(err)
 		}
