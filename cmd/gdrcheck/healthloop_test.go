@@ -170,7 +170,9 @@ func describe(vs map[string]slurm.NodeView) string {
 	return b.String()
 }
 
-func drainedOurs(v slurm.NodeView) bool { return v.Drained() && strings.HasPrefix(v.Reason, slurm.DrainPrefix) }
+func drainedOurs(v slurm.NodeView) bool {
+	return v.Drained() && strings.HasPrefix(v.Reason, slurm.DrainPrefix)
+}
 
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
