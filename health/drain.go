@@ -3,6 +3,7 @@ package health
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -168,7 +169,7 @@ func breaker(self slurm.NodeView, all []slurm.NodeView, p Policy, now time.Time)
 	for _, part := range parts {
 		total, ours := 0, 0
 		for _, n := range all {
-			if part != "" && !contains(n.Partitions, part) {
+			if part != "" && !slices.Contains(n.Partitions, part) {
 				continue
 			}
 			total++
@@ -191,18 +192,9 @@ func breaker(self slurm.NodeView, all []slurm.NodeView, p Policy, now time.Time)
 	return ""
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
 // publish is the field that sets the good state, where this Slurm shows
 // Extra (else Comment), the field is empty or already gdrcheck's
-// ("gdr=..."), and the value differs; none otherwise.
+// (GoodPrefix), and the value differs; none otherwise.
 func publish(self slurm.NodeView, good string) []string {
 	if good == "" {
 		return nil
@@ -222,8 +214,10 @@ func publish(self slurm.NodeView, good string) []string {
 	return []string{key + "=" + good}
 }
 
-// GoodPrefix starts the good state gdrcheck publishes: "gdr=proven:2026-12-04".
-const GoodPrefix = "gdr="
+// GoodPrefix starts the good state gdrcheck publishes:
+// {"gdr":"proven","gdr_at":"2026-12-04"}. A field starting otherwise is
+// someone else's and is left alone.
+const GoodPrefix = `{"gdr":`
 
 func clipWhy(s string) string {
 	if len(s) > 80 {

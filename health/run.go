@@ -55,15 +55,16 @@ type Outcome struct {
 func (o Outcome) Breaker() string { return o.Slurm.Breaker }
 
 // ExitCode is results' vocabulary: 0 healthy (or only stale), 1
-// unhealthy, 2 unevaluable. slurmd only logs it.
+// unhealthy, 2 unevaluable or a failure of gdrcheck's own (it failed
+// open). slurmd only logs it.
 func (o Outcome) ExitCode() int {
+	if o.Failure != "" {
+		return results.ExitUnevaluable // gdrcheck's own failure: it could not finish its work
+	}
 	switch o.Verdict.State {
 	case sh.StateUnhealthy:
 		return results.ExitFailed
 	case sh.StateUnevaluable:
-		return results.ExitUnevaluable
-	}
-	if o.Failure != "" {
 		return results.ExitUnevaluable
 	}
 	return results.ExitPassed
@@ -105,7 +106,12 @@ func gather(_ context.Context, root string) (gathered, error) {
 func Run(ctx context.Context, o Options) (Outcome, error) {
 	o = withDefaults(o)
 	start := o.Now()
-	g, unfinished, err := gatherBy(ctx, o)
+	// One deadline for the run's own work: the gathering and the
+	// scontrol calls (exec.CommandContext kills one that hangs on a
+	// controller that does not answer).
+	work, cancel := context.WithTimeout(ctx, o.Deadline)
+	defer cancel()
+	g, unfinished, err := gatherBy(work, o)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -134,12 +140,13 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if err != nil {
 		out.Failure = join(out.Failure, err.Error())
 		fmt.Fprintf(o.Stderr, "gdrcheck health: fail open: %v: Slurm is left as it is\n", err)
+		out.Slurm = Decision{Op: OpNone, Why: "fail open: " + err.Error()}
 		out.Elapsed = o.Now().Sub(start)
 		return out, nil
 	}
 	defer unlock()
-	if o.Slurm != nil && out.Failure == "" {
-		out.Slurm, out.Applied = applySlurm(ctx, o, out, next)
+	if o.Slurm != nil && out.Failure == "" && out.Verdict.State != sh.StateUnevaluable {
+		out.Slurm, out.Applied = applySlurm(work, o, out, next)
 	} else {
 		out.Slurm = Decision{Op: OpNone, Why: noSlurmWhy(o, out)}
 	}
@@ -185,12 +192,10 @@ func withDefaults(o Options) Options {
 	return o
 }
 
-// gatherBy runs the gathering under the deadline. Collect reads files
+// gatherBy runs the gathering until ctx's deadline. Collect reads files
 // and cannot be interrupted, so past the deadline the run goes on
 // without it (its goroutine ends with the process) and names it.
 func gatherBy(ctx context.Context, o Options) (gathered, []string, error) {
-	ctx, cancel := context.WithTimeout(ctx, o.Deadline)
-	defer cancel()
 	type res struct {
 		g   gathered
 		err error
@@ -315,28 +320,34 @@ func applySlurm(ctx context.Context, o Options, out Outcome, next State) (Decisi
 }
 
 // goodState is the short machine-readable GDR state published in the
-// node's Extra (or Comment): gdr=proven:<date of the deep run> on a
-// healthy node with a fresh passing deep result, gdr=unproven while it
-// is stale or absent, gdr=failed:<check> on an unhealthy node.
+// node's Extra (or Comment), as JSON because Slurm's extra_constraints
+// (slurm.schedmd.com/extra_constraints.html) reads Extra as JSON, so
+// `sbatch --extra gdr=proven` can select on it: {"gdr":"proven",
+// "gdr_at":"<date of the deep run>"} on a healthy node with a fresh
+// passing deep result, {"gdr":"unproven"} while it is stale or absent,
+// {"gdr":"failed","gdr_check":"<check>"} on an unhealthy node.
 func goodState(out Outcome) string {
 	v := out.Verdict
 	if w, ok := v.Worst(); ok {
-		return GoodPrefix + "failed:" + w.Check
+		return GoodPrefix + `"failed","gdr_check":"` + w.Check + `"}`
 	}
 	for _, f := range v.Findings {
 		if f.Check == sh.CheckDeep {
-			return GoodPrefix + "unproven"
+			return GoodPrefix + `"unproven"}`
 		}
 	}
-	return GoodPrefix + "proven:" + out.Deep.At.UTC().Format("2006-01-02")
+	return GoodPrefix + `"proven","gdr_at":"` + out.Deep.At.UTC().Format("2006-01-02") + `"}`
 }
 
 func noSlurmWhy(o Options, out Outcome) string {
 	if out.Failure != "" {
 		return "fail open: " + out.Failure
 	}
+	if out.Verdict.State == sh.StateUnevaluable {
+		return "fail open: gdrcheck could not evaluate the node, so Slurm is left as it is"
+	}
 	if o.Slurm == nil {
-		return "Slurm not asked (no --slurm)"
+		return "Slurm not asked (--slurm off, or no scontrol on PATH)"
 	}
 	return ""
 }

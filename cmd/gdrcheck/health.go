@@ -47,8 +47,9 @@ touches a node that is DOWN, in MAINT, reserved, pending a reboot, or
 drained by someone else. A circuit breaker holds drains once
 --breaker-percent of a partition was drained by gdrcheck within
 --breaker-window. Where this Slurm shows the node's Extra (else Comment)
-field, the run publishes gdr=proven:<date>, gdr=unproven or
-gdr=failed:<check> there, for jobs and admins to select on.
+field, the run publishes {"gdr":"proven","gdr_at":"<date>"},
+{"gdr":"unproven"} or {"gdr":"failed","gdr_check":"<check>"} there (JSON,
+as Slurm's extra_constraints reads Extra: sbatch --extra gdr=proven).
 
 Fail open: when gdrcheck cannot evaluate (NVML missing, its state
 directory unwritable, its own --deadline hit) it changes nothing in Slurm
@@ -75,7 +76,7 @@ only logs them: the drain is the run's own scontrol call).`,
 	fl.IntVar(&f.o.Policy.ResumeAfter, "resume-after", health.DefaultResumeAfter, "resume a node gdrcheck drained after `N` consecutive healthy runs")
 	fl.Float64Var(&f.o.Policy.BreakerPercent, "breaker-percent", health.DefaultBreakerPercent, "drain at most `PCT` % of a partition's nodes (rounded down, at least 1) within --breaker-window; 0 drains none")
 	fl.DurationVar(&f.o.Policy.BreakerWindow, "breaker-window", health.DefaultBreakerWindow, "the circuit breaker's `WINDOW`: drains older than it no longer count")
-	fl.BoolVar(&f.o.Policy.Publish, "publish", true, "publish the node's GDR state (gdr=proven:<date>...) in its Extra field, else Comment, where this Slurm has one and it is empty or gdrcheck's")
+	fl.BoolVar(&f.o.Policy.Publish, "publish", true, "publish the node's GDR state ({\"gdr\":\"proven\",...}) in its Extra field, else Comment, where this Slurm has one and it is empty or gdrcheck's")
 	fl.DurationVar(&f.o.DeepMaxAge, "deep-max-age", health.DefaultDeepMaxAge, "call a deep result older than `AGE` stale even on an unchanged node")
 	fl.StringVar(&f.textfile, "prom-textfile", "", "also write the node's health state (state, action, findings, breaker, fail open) as a Prometheus textfile to `PATH`, ending in .prom")
 	return cmd
@@ -109,7 +110,7 @@ func runHealth(cmd *cobra.Command, o *options, f *healthFlags) error {
 	}
 	printHealth(cmd.OutOrStdout(), out)
 	if f.textfile != "" {
-		if err := reports.WriteHealthTextfile(f.textfile, healthState(out)); err != nil {
+		if err := reports.WriteHealthTextfile(f.textfile, out.Textfile(time.Now())); err != nil {
 			return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--prom-textfile: %w", err)}
 		}
 	}
@@ -138,16 +139,4 @@ func printHealth(w io.Writer, out health.Outcome) {
 	if out.Failure != "" {
 		fmt.Fprintf(w, "fail open: %s\n", t(out.Failure))
 	}
-}
-
-func healthState(out health.Outcome) reports.HealthState {
-	s := reports.HealthState{Node: out.Node, State: out.Verdict.State, Action: out.Action, Breaker: out.Breaker(),
-		Failure: out.Failure, SlurmOp: out.Slurm.Op, At: time.Now(), Elapsed: out.Elapsed}
-	if w, ok := out.Verdict.Worst(); ok {
-		s.Check = w.Check
-	}
-	for _, f := range out.Verdict.Findings {
-		s.Findings = append(s.Findings, reports.HealthFinding{Check: f.Check, State: f.State, Action: f.Action, Scope: f.Scope, Entity: f.Entity})
-	}
-	return s
 }

@@ -111,5 +111,4 @@ func (e *Evidence) Scope(busIDs []string) {
 	})
 	e.CUDA.GPUs = slices.DeleteFunc(e.CUDA.GPUs, func(g CUDAGPU) bool { return !keep(g.BusID) })
 	e.Verbs.Registrations = slices.DeleteFunc(e.Verbs.Registrations, func(r Registration) bool { return !keep(r.GPU) || !nics[r.NIC] })
-	e.Scoped = slices.Clone(busIDs)
 }

@@ -48,9 +48,14 @@ type DeepState struct {
 // Judge folds the checks' findings into the node's verdict.
 func Judge(in Input) Verdict {
 	var fs []Finding
+	for _, u := range in.Unfinished {
+		fs = append(fs, evaluate(in.Node, "deadline hit before "+u+" finished"))
+	}
 	ev := in.Evidence
 	if ev == nil {
-		fs = append(fs, evaluate(in.Node, "no evidence was collected"))
+		if len(fs) == 0 {
+			fs = append(fs, evaluate(in.Node, "no evidence was collected"))
+		}
 		return verdictOf(fs)
 	}
 	if err := ev.Fatal(); err != nil {
@@ -61,9 +66,6 @@ func Judge(in Input) Verdict {
 		// Without NVML the GPU links and the versions are half known:
 		// fail open rather than judge on half (issue 33, "NVML missing").
 		fs = append(fs, evaluate(in.Node, "NVML: "+p.Message))
-	}
-	for _, u := range in.Unfinished {
-		fs = append(fs, evaluate(in.Node, "deadline hit before "+u+" finished"))
 	}
 	fs = append(fs, peerMemory(in.Node, ev)...)
 	fs = append(fs, gpuLinks(ev)...)
@@ -109,9 +111,9 @@ func oneLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-var (
-	dmabufDriver = version.MustParseRange(">=515.43")
-)
+// dmabufDriver is the first driver that exports GPU memory as dma-bufs
+// (DESIGN.md's compatibility matrix).
+var dmabufDriver = version.MustParseRange(">=515.43")
 
 // peerMemory judges the mechanism from the module and the DMA-BUF facts
 // the kernel shows; a recording with the probe's answers is judged on
@@ -136,7 +138,7 @@ func peerMemory(name string, ev *node.Evidence) []Finding {
 		if f, ok := node.FirstFailure(v.Peermem); ok {
 			cause += "; " + f.Name + " " + f.Found
 		}
-		return []Finding{unhealthy(CheckPeerMemory, cause, peermemAction(k), results.ScopeNode, name)}
+		return []Finding{unhealthy(CheckPeerMemory, cause, peermemAction, results.ScopeNode, name)}
 	}
 	dmabuf, why := dmabufPossible(ev)
 	peermem := k.Peermem.Loaded && k.Peermem.Registered && !k.NvPeerMem
@@ -144,7 +146,7 @@ func peerMemory(name string, ev *node.Evidence) []Finding {
 		return nil
 	}
 	cause := "no peer-memory path: DMA-BUF " + why + "; " + peermemState(k)
-	return []Finding{unhealthy(CheckPeerMemory, cause, peermemAction(k), results.ScopeNode, name)}
+	return []Finding{unhealthy(CheckPeerMemory, cause, peermemAction, results.ScopeNode, name)}
 }
 
 // dmabufPossible is the DMA-BUF half of DESIGN.md's matrix that the
@@ -183,7 +185,7 @@ func peermemState(k node.KernelFacts) string {
 // peermemAction: each way the peer-memory path is missing here is
 // mended by loading the modules again in the right order (nvidia_peermem
 // after MOFED's ib_core, without nv_peer_mem), short of a reimage.
-func peermemAction(node.KernelFacts) results.Action { return results.ActionReloadDriver }
+const peermemAction = results.ActionReloadDriver
 
 func orNone(s string) string {
 	if s == "" {
