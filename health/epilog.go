@@ -52,13 +52,10 @@ func runDeep(ctx context.Context, o DeepOptions) (Deep, *results.Results, error)
 	if err != nil {
 		return Deep{}, nil, err
 	}
-	d := Deep{Key: key, At: now().UTC(), Exit: res.ExitCode(), Suites: res.Tool.Suites}
-	v := judge.DeepVerdict(res.Nodes[0])
-	if f, ok := v.Worst(); ok {
-		d.Check, d.Cause = f.Check, f.Cause
-	}
+	d := DeepOf(res, key)
+	d.At = now().UTC()
 	if d.Exit != results.ExitPassed {
-		d.Action = v.Action
+		d.Action = judge.DeepVerdict(res.Nodes[0]).Action
 	}
 	return d, res, nil
 }

@@ -168,7 +168,7 @@ func TestEpilogCachesTheDeepResultOnceAndThenSkips(t *testing.T) {
 		t.Fatalf("exit %d, want 0 and a deep run\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	d, ok, err := health.LoadDeep(dir)
-	if err != nil || !ok || d.Exit != results.ExitFailed || !strings.HasPrefix(d.Cause, "kernel: ") || d.Action == "" {
+	if err != nil || !ok || d.Exit != results.ExitFailed || !strings.HasPrefix(d.Check, "kernel / ") || d.Action == "" {
 		t.Fatalf("deep result %+v, %v: want the kernel suite's failure with an action", d, err)
 	}
 	r = runCmd(t, commandWithEnv(args, env))
