@@ -40,13 +40,20 @@ func (e *Evidence) gpuByID(id string) (GPU, error) {
 		return GPU{}, fmt.Errorf("GPU %q: a MIG instance; give the GPU's index or UUID", id)
 	}
 	if strings.HasPrefix(id, "GPU-") {
+		// CUDA accepts a unique prefix of the UUID.
+		var found []GPU
 		for _, g := range e.GPUs {
-			// CUDA accepts a unique prefix of the UUID.
 			if g.UUID != "" && strings.HasPrefix(g.UUID, id) {
-				return g, nil
+				found = append(found, g)
 			}
 		}
-		return GPU{}, fmt.Errorf("GPU %q: no GPU of this node has that UUID", id)
+		switch len(found) {
+		case 0:
+			return GPU{}, fmt.Errorf("GPU %q: no GPU of this node has that UUID", id)
+		case 1:
+			return found[0], nil
+		}
+		return GPU{}, fmt.Errorf("GPU %q: the start of %d GPUs' UUIDs; give one whole", id, len(found))
 	}
 	n, err := strconv.Atoi(id)
 	if err != nil || n < 0 {
