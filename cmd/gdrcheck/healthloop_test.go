@@ -58,6 +58,8 @@ func startHealthLoop(t *testing.T) *healthLoop {
 		l.roots[f] = dir
 	}
 	pid := os.Getpid()
+	// Its own cluster, apart from the one the submit tests share (ports
+	// 30000-54999): the hooks are slurm.conf's, set at start.
 	stateDir := fmt.Sprintf("/tmp/gdrcheck-slurm-hl-%d", pid)
 	for k := 1; k <= loopNodes; k++ {
 		l.plant["node"+strconv.Itoa(k)] = "h100x8-nvswitch-cx7-pix"
@@ -70,7 +72,7 @@ func startHealthLoop(t *testing.T) *healthLoop {
 	l.writeEnv()
 	began := time.Now()
 	c, err := localcluster.Start(context.Background(), localcluster.Options{
-		StateDir: stateDir, Port: 40000 + pid%2000*12, Nodes: loopNodes, Install: true,
+		StateDir: stateDir, Port: 55000 + pid%800*12, Nodes: loopNodes, Install: true,
 		Hooks: localcluster.Hooks{
 			Health:          bin + " health --resume-after " + strconv.Itoa(resumeAfter) + " --breaker-percent 20 --breaker-window 1h",
 			HealthInterval:  healthInterval,

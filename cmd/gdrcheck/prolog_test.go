@@ -30,6 +30,7 @@ func loadProlog(t *testing.T, dir string) health.PrologRecord {
 }
 
 func TestPrologFailsANodeWithoutPeerMemoryAndKeepsTheReason(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := prolog(t, "h100x8-proprietary-no-peermem", dir, []string{"SLURM_JOB_GPUS=0,3"}, "--deep", "never")
 	if r.code != results.ExitFailed {
@@ -55,6 +56,7 @@ func TestPrologFailsANodeWithoutPeerMemoryAndKeepsTheReason(t *testing.T) {
 }
 
 func TestPrologPassesAHealthyNodeQuicklyWithoutTheDeepSuites(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := prolog(t, "h100x8-nvswitch-cx7-pix", dir, []string{"SLURM_JOB_GPUS=1,2"})
 	if r.code != 0 {
@@ -75,6 +77,7 @@ func TestPrologPassesAHealthyNodeQuicklyWithoutTheDeepSuites(t *testing.T) {
 }
 
 func TestPrologRunsTheDeepSuitesWhenTheJobAsksAndCachesThem(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := prolog(t, "h100x8-nvswitch-cx7-pix", dir, []string{"SLURM_JOB_COMMENT=train " + health.DeepComment}, "--deep", "asked")
 	if r.code != 0 {
@@ -102,6 +105,7 @@ func TestPrologRunsTheDeepSuitesWhenTheJobAsksAndCachesThem(t *testing.T) {
 }
 
 func TestPrologFailsAJobGPUTheNodeDoesNotShow(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	r := prolog(t, "h200x2-nv18-vm", dir, []string{"SLURM_JOB_GPUS=1,5"}, "--deep", "never")
 	if r.code != results.ExitFailed {
@@ -114,6 +118,7 @@ func TestPrologFailsAJobGPUTheNodeDoesNotShow(t *testing.T) {
 }
 
 func TestPrologFailsOpenWhenItCannotEvaluate(t *testing.T) {
+	t.Parallel()
 	t.Run("an unreadable host root", func(t *testing.T) {
 		dir := t.TempDir()
 		r := runCmd(t, commandWithEnv([]string{"prolog", "--host-root", filepath.Join(t.TempDir(), "missing"), "--state-dir", dir}, []string{"SLURMD_NODENAME=node7"}))
@@ -145,6 +150,7 @@ func TestPrologFailsOpenWhenItCannotEvaluate(t *testing.T) {
 }
 
 func TestEpilogCachesTheDeepResultOnceAndThenSkips(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	args := []string{"epilog", "--host-root", nodes + "h100x8-proprietary-no-peermem.ttar", "--state-dir", dir}
 	// No Slurm here: squeue is missing, so the epilog cannot tell the
