@@ -241,7 +241,18 @@ func TestSlurmdRunsGdrcheckAsItsHealthCheckAndProlog(t *testing.T) {
 	t.Logf("(b) node3 resumed %v after its fault was removed, after %d runs", took.Round(time.Millisecond), l.runs("node3")-before)
 	adminKept(l.views())
 
-	// (d) four nodes bad at once, breaker at 20 % of 10: exactly two.
+	adminKept(l.breaker())
+	adminKept(l.failOpen())
+	l.prolog()
+	adminKept(l.views())
+	t.Logf("the health loop's acceptance took %v", time.Since(began).Round(time.Second))
+}
+
+// breaker is (d): four nodes bad at once, the breaker at 20 % of 10:
+// exactly two drained, the others naming the breaker; then all four
+// good again and resumed. It returns the nodes as they were with two.
+func (l *healthLoop) breaker() map[string]slurm.NodeView {
+	t := l.t
 	bad := []string{"node5", "node6", "node7", "node8"}
 	l.set("h100x8-proprietary-no-peermem", bad...)
 	count := func(vs map[string]slurm.NodeView) int {
@@ -278,35 +289,35 @@ func TestSlurmdRunsGdrcheckAsItsHealthCheckAndProlog(t *testing.T) {
 	if held != 2 {
 		t.Errorf("%d of the 2 held nodes name the breaker in their output, want 2", held)
 	}
-	adminKept(vs)
 	t.Logf("(d) 2 of 4 bad nodes drained, 2 held by the breaker")
 	l.set("h100x8-nvswitch-cx7-pix", bad...)
 	l.await("the four resumed", (resumeAfter+3)*healthInterval, func(vs map[string]slurm.NodeView) bool { return count(vs) == 0 })
+	return vs
+}
 
-	// (e) a state directory gdrcheck cannot write: nothing drained.
+// failOpen is (e): a node planted bad whose state directory cannot be
+// written is left alone. It returns the nodes after its two runs.
+func (l *healthLoop) failOpen() map[string]slurm.NodeView {
+	t := l.t
 	file := filepath.Join(t.TempDir(), "not-a-directory")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	l.extra["node4"] = map[string]string{"GDRCHECK_STATE_DIR": file}
 	l.set("h100x8-proprietary-no-peermem", "node4")
-	before = l.runs("node4")
+	before := l.runs("node4")
 	l.await("two health runs on node4", 4*healthInterval, func(map[string]slurm.NodeView) bool { return l.runs("node4")-before >= 2 })
-	vs = l.views()
+	vs := l.views()
 	if vs["node4"].Drained() {
 		t.Errorf("node4, whose state directory cannot be written, was drained: %q", vs["node4"].Reason)
 	}
 	if log, _ := os.ReadFile(l.c.HookLog("health", "node4")); !strings.Contains(string(log), "fail open") {
 		t.Errorf("node4's health output does not say it failed open:\n%s", lastLines(string(log), 8))
 	}
-	adminKept(vs)
 	t.Logf("(e) node4 with an unwritable state directory left alone")
 	delete(l.extra, "node4")
 	l.set("h100x8-nvswitch-cx7-pix", "node4")
-
-	l.prolog()
-	adminKept(l.views())
-	t.Logf("the health loop's acceptance took %v", time.Since(began).Round(time.Second))
+	return vs
 }
 
 // prolog: a job lands on a node whose fault health cannot see (ACS
