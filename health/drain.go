@@ -142,12 +142,12 @@ func decideBad(r string, self slurm.NodeView, all []slurm.NodeView, st State, p 
 		if b := pastBreaker(self, all, p, now); b != "" {
 			return Decision{Op: OpResume, Fields: []string{"State=RESUME"}, Why: "undoing its own drain (" + r + "): " + b, Breaker: b}
 		}
-		if self.Reason == r {
+		if sameCause(self.Reason, r) {
 			return Decision{Op: OpNone, Why: "already drained by gdrcheck for this cause"}
 		}
 		return Decision{Op: OpReason, Fields: append([]string{"State=DRAIN", "Reason=" + r}, publish(self, good)...), Why: "the verdict changed: new reason for the node gdrcheck drained"}
 	}
-	if st.Drained == r {
+	if st.Drained != "" && sameCause(st.Drained, r) {
 		// Someone resumed the node gdrcheck drained for this very cause:
 		// theirs is the later word until the verdict changes.
 		return Decision{Op: OpNone, Why: "resumed by someone after gdrcheck drained it for this cause: drains again only when the verdict changes"}
@@ -156,6 +156,25 @@ func decideBad(r string, self slurm.NodeView, all []slurm.NodeView, st State, p 
 		return Decision{Op: OpHeld, Why: "would drain (" + r + ") but " + b, Breaker: b}
 	}
 	return Decision{Op: OpDrain, Fields: append([]string{"State=DRAIN", "Reason=" + r}, publish(self, good)...), Why: "unhealthy: draining"}
+}
+
+// sameCause says two of gdrcheck's reasons name the same check and
+// action: the verdict has not changed, though the cause's numbers (a
+// counter's delta, a time) may have, which is no reason for a call.
+func sameCause(a, b string) bool {
+	check := func(r string) string {
+		r = strings.TrimPrefix(r, slurm.DrainPrefix+" ")
+		c, _, _ := strings.Cut(r, ":")
+		return c
+	}
+	action := func(r string) string {
+		i := strings.LastIndex(r, " action=")
+		if i < 0 {
+			return ""
+		}
+		return r[i:]
+	}
+	return check(a) == check(b) && action(a) != "" && action(a) == action(b)
 }
 
 // breaker says why a new drain would pass the circuit breaker, "" when

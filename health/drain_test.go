@@ -56,6 +56,7 @@ func TestDecideFollowsNHCsEtiquette(t *testing.T) {
 		{"unhealthy idle node: drain", bad, view("n1", "IDLE", "", time.Time{}), State{}, OpDrain, "State=DRAIN Reason=" + badWhy + ` Extra={"gdr":"failed","gdr_check":"rail-port"}`, "draining"},
 		{"mixed node with jobs: drain (DRAIN lets them finish)", bad, view("n1", "MIXED", "", time.Time{}), State{}, OpDrain, "State=DRAIN Reason=" + badWhy + ` Extra={"gdr":"failed","gdr_check":"rail-port"}`, "draining"},
 		{"already drained by gdrcheck, same cause: no call", bad, ours, State{Drained: badWhy}, OpNone, "", "already drained by gdrcheck"},
+		{"drained by gdrcheck, same check and action, other numbers: no call", bad, view("n1", "IDLE+DRAIN", "gdrcheck: rail-port: mlx5_0 port 1 runs at 200 Gb/s action=CHECK_CABLE", now), State{}, OpNone, "", "already drained by gdrcheck"},
 		{"drained by gdrcheck, new cause: new reason", bad, view("n1", "IDLE+DRAIN", "gdrcheck: xid: Xid 79 action=REBOOT", now), State{}, OpReason, "State=DRAIN Reason=" + badWhy + ` Extra={"gdr":"failed","gdr_check":"rail-port"}`, "verdict changed"},
 		{"resumed by a person after our drain: leave it", bad, view("n1", "IDLE", "", time.Time{}), State{Drained: badWhy}, OpNone, "", "resumed by someone"},
 		{"drained by someone else: untouched", bad, view("n1", "IDLE+DRAIN", "bad DIMM ticket 123", now), State{}, OpNone, "", "drained by someone else"},

@@ -115,12 +115,25 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
+	if g.ctrErr != nil {
+		fmt.Fprintf(o.Stderr, "gdrcheck health: the port counters could not be read, so none is compared: %v\n", g.ctrErr)
+	}
 	out := Outcome{Node: o.Node}
 	if out.Node == "" && g.ev != nil {
 		out.Node = g.ev.Host.Hostname
 	}
+	if out.Node == "" {
+		out.Node, _ = os.Hostname() // the gathering did not finish: this host's own name
+	}
+	// The state is read and written under the directory's lock, so two
+	// runs (slurmd's and one by hand) take turns; one that cannot take it
+	// still judges, with no previous readings, and changes nothing.
+	unlock, lockErr := lockState(ctx, o)
+	if lockErr == nil {
+		defer unlock()
+	}
 	prev, havePrev, stateErr := LoadState(o.StateDir)
-	in := sh.Input{Node: out.Node, Evidence: g.ev, Counters: g.counters, CountersErr: g.ctrErr, Unfinished: unfinished}
+	in := sh.Input{Node: out.Node, Evidence: g.ev, Counters: g.counters, Unfinished: unfinished}
 	if havePrev && prev.BootID == g.bootID { // a recording without a boot id is one boot
 		in.Prev = &sh.Previous{Counters: prev.Counters, Xids: prev.Xids}
 	}
@@ -130,21 +143,15 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 	out.Deep = in.Deep
 	out.Verdict = sh.Judge(in)
 	out.Action = out.Verdict.Action
-	if stateErr != nil {
+	switch {
+	case lockErr != nil:
+		out.Failure = lockErr.Error()
+	case stateErr != nil:
 		// An unreadable state file would make every counter and Xid look
 		// new or none: judge, but change nothing in Slurm.
 		out.Failure = "state file: " + stateErr.Error()
 	}
 	next := nextState(prev, out, g, o.Now())
-	unlock, err := lockState(ctx, o)
-	if err != nil {
-		out.Failure = join(out.Failure, err.Error())
-		fmt.Fprintf(o.Stderr, "gdrcheck health: fail open: %v: Slurm is left as it is\n", err)
-		out.Slurm = Decision{Op: OpNone, Why: "fail open: " + err.Error()}
-		out.Elapsed = o.Now().Sub(start)
-		return out, nil
-	}
-	defer unlock()
 	if o.Slurm != nil && out.Failure == "" && out.Verdict.State != sh.StateUnevaluable {
 		out.Slurm, out.Applied = applySlurm(work, o, out, next)
 	} else {
@@ -159,9 +166,16 @@ func Run(ctx context.Context, o Options) (Outcome, error) {
 			next.Drained, next.DrainedAt = "", time.Time{}
 		}
 	}
-	if err := storeStateLocked(o.StateDir, next); err != nil {
-		out.Failure = join(out.Failure, err.Error())
-		fmt.Fprintf(o.Stderr, "gdrcheck health: %v\n", err)
+	if lockErr == nil {
+		if err := storeStateLocked(o.StateDir, next); err != nil {
+			out.Failure = join(out.Failure, err.Error())
+		}
+	}
+	switch {
+	case out.Failure != "" && out.Applied:
+		fmt.Fprintf(o.Stderr, "gdrcheck health: %s, after the %s in Slurm\n", out.Failure, out.Slurm.Op)
+	case out.Failure != "":
+		fmt.Fprintf(o.Stderr, "gdrcheck health: fail open: %s: Slurm is left as it is\n", out.Failure)
 	}
 	out.Elapsed = o.Now().Sub(start)
 	return out, nil

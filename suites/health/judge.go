@@ -16,11 +16,10 @@ type Input struct {
 	Node     string         // the node's name: the entity of node-scope findings
 	Evidence *node.Evidence // node.Collect without the CUDA/verbs probe (or with, on a recording)
 	// Counters is this run's reading of every NIC port; nil where it
-	// failed, with the reason in CountersErr.
-	Counters    *node.FabricSample
-	CountersErr error
-	Prev        *Previous // the last run's readings; nil on a first run or a new boot
-	Deep        DeepState
+	// failed (the counters check then has nothing to compare).
+	Counters *node.FabricSample
+	Prev     *Previous // the last run's readings; nil on a first run or a new boot
+	Deep     DeepState
 	// Unfinished names the work the run's own deadline cut short: the
 	// node is then unevaluable, never unhealthy for it.
 	Unfinished []string
