@@ -56,6 +56,7 @@ func plantUpgrade(t *testing.T) *results.Results {
 }
 
 func TestCompareNamesThePlantedFallbackMechanismAndBandwidthDrop(t *testing.T) {
+	t.Parallel()
 	before := resultsDir(t, h200All(t))
 	after := resultsDir(t, plantUpgrade(t))
 
@@ -99,6 +100,7 @@ func TestCompareNamesThePlantedFallbackMechanismAndBandwidthDrop(t *testing.T) {
 }
 
 func TestCompareOfTwoIdenticalRunsExitsZero(t *testing.T) {
+	t.Parallel()
 	dir := resultsDir(t, h200(t))
 	r := gdrcheck(t, "compare", dir, filepath.Join(dir, "results.json"))
 	if r.code != results.ExitPassed {
@@ -110,6 +112,7 @@ func TestCompareOfTwoIdenticalRunsExitsZero(t *testing.T) {
 }
 
 func TestCompareWithinTheBaselineBandIsNoRegressionButToleranceOverrides(t *testing.T) {
+	t.Parallel()
 	res := h200(t)
 	for i, r := range res.Nodes[0].Runs {
 		if r.Suite == "collectives" && r.Op == "all_gather" {
@@ -126,6 +129,7 @@ func TestCompareWithinTheBaselineBandIsNoRegressionButToleranceOverrides(t *test
 }
 
 func TestCompareExitsTwoOnBadInput(t *testing.T) {
+	t.Parallel()
 	good := resultsDir(t, h200(t))
 	bad := filepath.Join(t.TempDir(), "results.json")
 	if err := os.WriteFile(bad, []byte("{\"schema\": \""+results.Schema+"\",\n\"nodes\": [\n{\"name\": \"vm\", \"status\": 7}\n]}\n"), 0o644); err != nil {
@@ -155,6 +159,7 @@ func TestCompareExitsTwoOnBadInput(t *testing.T) {
 // The upgrade gate in one step: the quick gate, then the same gate on the
 // node after a change, compared with the run before.
 func TestRunCompareToJoinsTheComparisonToTheReport(t *testing.T) {
+	t.Parallel()
 	before := t.TempDir()
 	quick := []string{"run", "-q", "--suites", "topology,kernel,bar1"}
 	if r := gdrcheck(t, append(quick, "--host-root", nodes+"h100x8-nvswitch-cx7-pix.ttar", "--out", before)...); r.code != results.ExitPassed {
