@@ -81,7 +81,7 @@ func (r MPIRunner) RunPair(ctx context.Context, s mpi.BenchSpec) mpi.BenchRun {
 		if srvErr := awaitServer(srv, srvDone); runErr == nil && srvErr != nil {
 			runErr = fmt.Errorf("its server: %w", srvErr)
 		}
-	} else {
+	} else if !errors.Is(runErr, errServerEnded) {
 		killGroup(srv)
 		<-srvDone
 	}
@@ -129,6 +129,9 @@ func awaitServer(srv *exec.Cmd, done <-chan error) error {
 	}
 }
 
+// errServerEnded: awaitListen took the server's end.
+var errServerEnded = errors.New("the server ended before listening")
+
 // awaitListen waits until the server listens on port, as
 // /proc/net/tcp{,6} shows: a probe connection would be the one client
 // the server accepts. It fails where the server exits first or the run
@@ -145,7 +148,7 @@ func awaitListen(ctx context.Context, port int, srvDone <-chan error) error {
 			if err == nil {
 				err = errors.New("exited")
 			}
-			return fmt.Errorf("the server ended before listening on port %d: %w", port, err)
+			return fmt.Errorf("%w on port %d: %w", errServerEnded, port, err)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:
