@@ -206,3 +206,29 @@ func squeeze(s string) string {
 	}
 	return b.String()
 }
+
+// A job whose nodes were renamed gpu1 -> GPU1 shares no node with the run
+// before (Slurm's names are case-sensitive): compare refuses it, exit 2,
+// rather than compare nothing and pass.
+func TestCompareRefusesRunsWithNoNodeInCommon(t *testing.T) {
+	t.Parallel()
+	named := func(names ...string) string {
+		res := h200(t)
+		one := res.Nodes[0]
+		res.Nodes = nil
+		for _, n := range names {
+			c := one
+			c.Name = n
+			res.Nodes = append(res.Nodes, c)
+		}
+		return filepath.Join(resultsDir(t, res), "results.json")
+	}
+	before := named("gpu1", "gpu2")
+	r := gdrcheck(t, "compare", before, named("GPU1", "GPU2"))
+	if r.code != results.ExitUnevaluable || !strings.Contains(r.stderr, "no node in common") || !strings.Contains(r.stderr, `"gpu1" and "GPU1" differ in case only`) {
+		t.Errorf("exit %d, stderr %q; want 2, no node in common", r.code, r.stderr)
+	}
+	if r := gdrcheck(t, "compare", before, named("gpu2", "gpu1")); r.code != results.ExitPassed {
+		t.Errorf("the same nodes: exit %d, want 0\n%s", r.code, r.stderr)
+	}
+}

@@ -256,8 +256,17 @@ func local(name string) (string, error) {
 	if !filepath.IsLocal(p) {
 		return "", fmt.Errorf("name %q leaves the archive", name)
 	}
-	return filepath.Clean(p), nil
+	p = filepath.Clean(p)
+	if n := strings.Count(p, string(filepath.Separator)) + 1; n > MaxDepth {
+		return "", fmt.Errorf("name %.80q... is %d directories deep, more than %d: a recording's deepest (sysfs's device tree) are about 20", name, n, MaxDepth)
+	}
+	return p, nil
 }
+
+// MaxDepth is how deep an archive's names may nest: each entry is made
+// from the top (os.Root's MkdirAll), so a tree thousands deep would cost
+// time quadratic in its depth. node.MaxTreeDepth is the same bound.
+const MaxDepth = 256
 
 // symlink makes the link name -> target through root, replacing what was
 // there; the target must stay inside root, seen from the link's directory.
