@@ -107,20 +107,57 @@ var (
 // splitLogLine splits "host:pid:tid [dev] [file:line ]NCCL LEVEL msg" at
 // the first " NCCL " followed by INFO, WARN or TRACE. msg is trimmed.
 func splitLogLine(line []byte) (level int, prefix, msg []byte, ok bool) {
+	// Most lines are "host:pid:tid [dev] NCCL INFO msg": their first
+	// " NCCL " is right after "[dev]", and their prefix has no stamp.
+	if at := plainPrefixEnd(line); at > 0 {
+		if level, n := levelAt(line[at+len(txtNCCL):]); level != 0 {
+			return level, line[:at], bytes.TrimSpace(line[at+len(txtNCCL)+n:]), true
+		}
+	}
 	for off := 0; ; {
 		i := bytes.Index(line[off:], txtNCCL)
 		if i < 0 {
 			return 0, nil, nil, false
 		}
 		at := off + i
-		rest := line[at+len(txtNCCL):]
-		for _, lv := range logLevels {
-			if bytes.HasPrefix(rest, lv.word) {
-				return lv.level, unstamped(line[:at]), bytes.TrimSpace(rest[len(lv.word):]), true
-			}
+		if level, n := levelAt(line[at+len(txtNCCL):]); level != 0 {
+			return level, unstamped(line[:at]), bytes.TrimSpace(line[at+len(txtNCCL)+n:]), true
 		}
 		off = at + 1
 	}
+}
+
+// levelAt is the level word rest starts with and its length; 0 if none.
+func levelAt(rest []byte) (level, n int) {
+	if len(rest) == 0 {
+		return 0, 0
+	}
+	for _, lv := range logLevels {
+		if rest[0] == lv.word[0] && bytes.HasPrefix(rest, lv.word) {
+			return lv.level, len(lv.word)
+		}
+	}
+	return 0, 0
+}
+
+// plainPrefixEnd is, for a line that starts "host:pid:tid [digits] NCCL ",
+// the index of the space before "NCCL"; 0 for any other line. No " NCCL "
+// can come before it, as neither field holds a space, and unstamped
+// would return the prefix before it unchanged.
+func plainPrefixEnd(line []byte) int {
+	sp := bytes.IndexByte(line, ' ')
+	if sp <= 0 || !isHostPidTid(line[:sp]) {
+		return 0
+	}
+	i := sp + 1
+	if i >= len(line) || line[i] != '[' {
+		return 0
+	}
+	i, ok := digitsThen(line, i+1, ']')
+	if !ok || !bytes.HasPrefix(line[i+1:], txtNCCL) {
+		return 0
+	}
+	return i + 1
 }
 
 // unstamped drops what NCCL puts before "host:pid:tid" when asked for
@@ -144,23 +181,36 @@ func unstamped(prefix []byte) []byte {
 	return prefix
 }
 
-// isHostPidTid reports whether f looks like "host:1234:1234".
+// isHostPidTid reports whether f looks like "host:1234:1234": a host not
+// starting with "[", then two numbers, each after one ":". It scans by
+// hand: it runs on every NCCL line.
 func isHostPidTid(f []byte) bool {
-	parts := bytes.Split(f, []byte(":"))
-	if len(parts) != 3 || len(parts[0]) == 0 || parts[0][0] == '[' {
+	i := bytes.IndexByte(f, ':')
+	if i <= 0 || f[0] == '[' {
 		return false
 	}
-	for _, n := range parts[1:] {
-		if len(n) == 0 {
-			return false
-		}
-		for _, c := range n {
-			if c < '0' || c > '9' {
-				return false
-			}
-		}
+	i, ok := digitsThen(f, i+1, ':')
+	if !ok {
+		return false
 	}
-	return true
+	i, ok = digitsThen(f, i+1, 0)
+	return ok && i == len(f)
+}
+
+// digitsThen skips the digits of f from i, at least one, and says where
+// they end and whether the byte there is end (0: f ends there).
+func digitsThen(f []byte, i int, end byte) (int, bool) {
+	start := i
+	for i < len(f) && '0' <= f[i] && f[i] <= '9' {
+		i++
+	}
+	if i == start {
+		return i, false
+	}
+	if end == 0 {
+		return i, i == len(f)
+	}
+	return i, i < len(f) && f[i] == end
 }
 
 // warnSource is the "file.cc:123" NCCL puts before "NCCL WARN".

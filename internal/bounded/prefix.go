@@ -112,18 +112,24 @@ func stripOne(line []byte) ([]byte, tagSpan, bool) {
 		}
 		return line, tagSpan{}, false
 	}
-	if n := matchKubectl(line); n > 0 {
-		return line[n:], tagSpan{family: famKubectl}, true
+	if isDigit(line[0]) && hasAt(line, 4, "-") {
+		if n := matchKubectl(line); n > 0 {
+			return line[n:], tagSpan{family: famKubectl}, true
+		}
 	}
-	// compose's "svc-1  | " and pdsh's "host: " start with the same name.
+	// compose's "svc-1  | ", srun's "0: " and pdsh's "host: " start with
+	// a name (srun's digits are one), told apart by the byte after it.
 	name := nameLen(line)
-	if n := matchComposeAfter(line, name); n > 0 {
-		return line[n:], tagSpan{family: famCompose, host: line[:name]}, true
-	}
-	if d := digitsLen(line, 0); d > 0 && hasAt(line, d, ": ") && isToolLine(line[d+2:]) {
-		return line[d+2:], tagSpan{family: famSrun, rank: line[:d]}, true
-	}
-	if name > 0 && hasAt(line, name, ": ") && isToolLine(line[name+2:]) {
+	switch {
+	case name == len(line):
+	case isSpace(line[name]):
+		if n := matchComposeAfter(line, name); n > 0 {
+			return line[n:], tagSpan{family: famCompose, host: line[:name]}, true
+		}
+	case hasAt(line, name, ": ") && isToolLine(line[name+2:]):
+		if digitsLen(line, 0) == name {
+			return line[name+2:], tagSpan{family: famSrun, rank: line[:name]}, true
+		}
 		return line[name+2:], tagSpan{family: famPdsh, host: line[:name]}, true
 	}
 	return line, tagSpan{}, false
