@@ -44,13 +44,33 @@ var (
 	dmabufRe   = regexp.MustCompile(`^DMA-BUF is available on GPU device (\d+)`)
 	// NCCL_PARAM values print "set by environment to"; net_ib.cc prints
 	// "NCCL_IB_HCA set to mlx5_0,mlx5_1".
-	envRe      = regexp.MustCompile(`^(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*?)\.?\s*$`)
-	commRe     = regexp.MustCompile(`comm (\S+) rank (\d+) nranks (\d+) cudaDev (\d+)(?: nvmlDev \d+)? busId ([0-9a-fA-F]+)`)
-	commTopoRe = regexp.MustCompile(`comm (\S+) rank (\d+) nRanks (\d+) nNodes (\d+) localRanks (\d+) localRank (\d+)`)
+	envRe = regexp.MustCompile(`^(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*?)\.?\s*$`)
+	// The comm lines are matched by hand (log_comm.go).
 )
 
-// info handles the message of one INFO line.
+// info handles the message of one INFO line: by the first byte of its
+// message, a line starts with at most one of the prefixes (starts), else
+// it may be a comm line.
 func (p *logParser) info(prefix, msg []byte) {
+	if len(msg) > 0 && starts[msg[0]] && p.prefixed(prefix, msg) {
+		return
+	}
+	if bytes.Contains(msg, txtComm) {
+		p.commLine(prefix, msg)
+	}
+}
+
+// starts holds the first bytes of the prefixes prefixed looks for.
+var starts = func() (t [256]bool) {
+	for _, p := range [][]byte{pfxChannel, pfxCollNet, pfxRing, pfxNetwork, pfxNET, pfxGPUGDR, pfxDMABUF, pfxEnv} {
+		t[p[0]] = true
+	}
+	return t
+}()
+
+// prefixed handles a message that starts with one of the prefixes info
+// knows, and says whether it did.
+func (p *logParser) prefixed(prefix, msg []byte) bool {
 	s := p.s
 	switch {
 	case bytes.HasPrefix(msg, pfxChannel), bytes.HasPrefix(msg, pfxCollNet), bytes.HasPrefix(msg, pfxRing):
@@ -70,7 +90,7 @@ func (p *logParser) info(prefix, msg []byte) {
 			p.nics.using(prefix, msg)
 		}
 		if p.repeated[string(msg)] {
-			return
+			return true
 		}
 		if bytes.Contains(msg, txtGDR) {
 			if m := hcaRe.FindSubmatch(msg); m != nil {
@@ -107,7 +127,7 @@ func (p *logParser) info(prefix, msg []byte) {
 		}
 	case bytes.HasPrefix(msg, pfxGPUGDR):
 		if p.repeated[string(msg)] {
-			return
+			return true
 		}
 		if m := gpuGDRRe.FindSubmatch(msg); m != nil {
 			g := GDRGPU{GPU: keepField(m[2]), HCA: keepField(m[3]), Enabled: string(m[1]) == "Enabled", Mode: keepField(m[4])}
@@ -130,9 +150,10 @@ func (p *logParser) info(prefix, msg []byte) {
 				s.Env[k] = keep(m[2])
 			}
 		}
-	case bytes.Contains(msg, txtComm):
-		p.commLine(prefix, msg)
+	default:
+		return false
 	}
+	return true
 }
 
 // remember marks an idempotent message as handled, while there is room;
@@ -159,13 +180,13 @@ func (p *logParser) commLine(prefix, msg []byte) {
 		return
 	}
 	s := p.s
-	if m := commTopoRe.FindSubmatch(msg); m != nil {
-		c := p.comm(prefix, m[1])
-		c.Rank, c.Ranks, c.Nodes, c.LocalRanks, c.LocalRank = atoi(string(m[2])), atoi(string(m[3])), atoi(string(m[4])), atoi(string(m[5])), atoi(string(m[6]))
+	if m, ok := matchCommTopo(msg); ok {
+		c := p.comm(prefix, m.id)
+		c.Rank, c.Ranks, c.Nodes, c.LocalRanks, c.LocalRank = atoi(string(m.nums[0])), atoi(string(m.nums[1])), atoi(string(m.nums[2])), atoi(string(m.nums[3])), atoi(string(m.nums[4]))
 		s.Ranks, s.Nodes, s.LocalRanks = max(s.Ranks, c.Ranks), max(s.Nodes, c.Nodes), max(s.LocalRanks, c.LocalRanks)
-	} else if m := commRe.FindSubmatch(msg); m != nil {
-		c := p.comm(prefix, m[1])
-		c.Rank, c.Ranks, c.CudaDev, c.BusID = atoi(string(m[2])), atoi(string(m[3])), atoi(string(m[4])), keepField(m[5])
+	} else if m, ok := matchComm(msg); ok {
+		c := p.comm(prefix, m.id)
+		c.Rank, c.Ranks, c.CudaDev, c.BusID = atoi(string(m.nums[0])), atoi(string(m.nums[1])), atoi(string(m.nums[2])), keepField(m.busID)
 		s.Ranks = max(s.Ranks, c.Ranks)
 	}
 }
