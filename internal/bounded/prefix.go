@@ -151,10 +151,33 @@ func (l *Lines) strip(b []byte) []byte {
 	if !l.pfx.on {
 		return b
 	}
+	if unprefixed(b) {
+		l.pfx.last = tagSpan{}
+		l.pfx.counts[famNone]++
+		return b
+	}
 	rest, t := stripPrefix(b)
 	l.pfx.last = t
 	l.pfx.counts[t.family]++
 	return rest
+}
+
+// unprefixed reports that no prefix starts b, for most lines of a log and
+// without stripOne's call and loop: b starts with no byte a prefix starts
+// with, or with a letter and a name ([A-Za-z0-9_.-]*) followed by neither
+// a space nor ": ", as NCCL's "host:pid:tid" is. false means maybe.
+func unprefixed(b []byte) bool {
+	if len(b) == 0 || !mayStartPrefix[b[0]] {
+		return true
+	}
+	if !isAlnum(b[0]) || isDigit(b[0]) {
+		return false
+	}
+	i := 1
+	for i < len(b) && isNameByte[b[i]] {
+		i++
+	}
+	return i < len(b) && !isSpace(b[i]) && (b[i] != ':' || i+1 < len(b) && b[i+1] != ' ')
 }
 
 // Tag is the prefix of the line last returned: its family and the rank or

@@ -135,11 +135,19 @@ func nameLen(b []byte) int {
 		return 0
 	}
 	i := 1
-	for i < len(b) && (isAlnum(b[i]) || b[i] == '_' || b[i] == '.' || b[i] == '-') {
+	for i < len(b) && isNameByte[b[i]] {
 		i++
 	}
 	return i
 }
+
+// isNameByte holds [A-Za-z0-9_.-].
+var isNameByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = isAlnum(byte(c)) || c == '_' || c == '.' || c == '-'
+	}
+	return t
+}()
 
 // isToolLine is what follows an "N: " or "host: " prefix when it is one:
 // a "#" header or footer, a table row, an NCCL "host:pid:tid" line,

@@ -193,6 +193,10 @@ func checkAgainstRegexps(t *testing.T, line string) {
 	if string(rest) != string(wantRest) || tag != wantTag {
 		t.Errorf("StripPrefix(%q) = %q, %+v; the regexps give %q, %+v", line, rest, tag, wantRest, wantTag)
 	}
+	// The fast path of Lines.strip: a line it lets through has none.
+	if unprefixed([]byte(line)) && (string(wantRest) != line || wantTag != Tag{}) {
+		t.Errorf("unprefixed(%q), but the regexps strip %+v from it", line, wantTag)
+	}
 }
 
 // Every seed, and every line of every text fixture and corpus file, gets
