@@ -53,8 +53,8 @@ func (p *parser) line(raw string) {
 	}
 	if key, _, ok := strings.Cut(s, ":"); ok && bannerKeys[strings.TrimSpace(key)] {
 		p.seen = true
-		for _, kv := range kvRe.FindAllStringSubmatch(s, maxSettings) {
-			p.setting(kv[1], kv[2])
+		for _, kv := range p.bannerPairs(s) {
+			p.setting(kv[0], kv[1])
 		}
 		return
 	}
@@ -168,6 +168,30 @@ var (
 	commandRe = regexp.MustCompile(`(?:^|[\s#$>])((?:[^\s#$>]*/)?ib_(?:write|read|send|atomic)_(?:bw|lat)(?:\s.*)?)$`)
 	gpuNameRe = regexp.MustCompile(`device name = \[([^\]]*)\]`)
 )
+
+// maxBannerLines is how many distinct banner lines bannerPairs keeps:
+// perftest prints about 20, the same for every run and rank.
+const maxBannerLines = 256
+
+// bannerPairs is kvRe's "key : value" pairs of a banner line, each line's
+// kept once: kvRe is the costliest regexp of a run, and an output of many
+// runs, or of every rank, repeats the same banner.
+func (p *parser) bannerPairs(s string) [][2]string {
+	if kvs, ok := p.banners[s]; ok {
+		return kvs
+	}
+	var kvs [][2]string
+	for _, kv := range kvRe.FindAllStringSubmatch(s, maxSettings) {
+		kvs = append(kvs, [2]string{kv[1], kv[2]})
+	}
+	if len(p.banners) < maxBannerLines && len(s) <= maxText {
+		if p.banners == nil {
+			p.banners = map[string][][2]string{}
+		}
+		p.banners[s] = kvs
+	}
+	return kvs
+}
 
 func (p *parser) header(s string) {
 	p.seen, p.open = true, true

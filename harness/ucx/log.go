@@ -91,7 +91,7 @@ func ParseLog(r io.Reader) (*LogSummary, error) {
 		}
 		line := ucxPrefix.ReplaceAllString(string(b), "")
 		info.add(line)
-		if m := epLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
+		if m := epConfig(line); m != nil {
 			if len(s.EPConfigs) < maxEntries {
 				s.EPConfigs = append(s.EPConfigs, EPConfig{Line: lr.N(), Config: clip(m[1]), Lanes: clip(m[2])})
 			}
@@ -136,6 +136,15 @@ func ParseLog(r io.Reader) (*LogSummary, error) {
 		s.Info = &i
 	}
 	return s, nil
+}
+
+// epConfig is epLine's match of line. Both of its forms hold "cfg", which
+// most lines lack: they are let by without the regexp.
+func epConfig(line string) []string {
+	if !strings.Contains(line, "cfg") {
+		return nil
+	}
+	return epLine.FindStringSubmatch(strings.TrimSpace(line))
 }
 
 // tableRow splits "| a | b | c |" into its trimmed cells.
