@@ -62,7 +62,7 @@ func (p *logParser) info(prefix, msg []byte) {
 
 // starts holds the first bytes of the prefixes prefixed looks for.
 var starts = func() (t [256]bool) {
-	for _, p := range [][]byte{pfxChannel, pfxCollNet, pfxRing, pfxNetwork, pfxNET, pfxGPUGDR, pfxDMABUF, pfxEnv} {
+	for _, p := range []string{pfxChannel, pfxCollNet, pfxRing, pfxNetwork, pfxNET, pfxGPUGDR, pfxDMABUF, pfxEnv} {
 		t[p[0]] = true
 	}
 	return t
@@ -73,17 +73,17 @@ var starts = func() (t [256]bool) {
 func (p *logParser) prefixed(prefix, msg []byte) bool {
 	s := p.s
 	switch {
-	case bytes.HasPrefix(msg, pfxChannel), bytes.HasPrefix(msg, pfxCollNet), bytes.HasPrefix(msg, pfxRing):
+	case hasPrefix(msg, pfxChannel), hasPrefix(msg, pfxCollNet), hasPrefix(msg, pfxRing):
 		if c, via, ok := parseConnection(msg); ok {
 			p.connection(prefix, c, via)
 		}
-	case bytes.HasPrefix(msg, pfxNetwork):
+	case hasPrefix(msg, pfxNetwork):
 		if s.Network == "" {
 			if m := networkRe.FindSubmatch(msg); m != nil {
 				s.Network = keepField(m[1])
 			}
 		}
-	case bytes.HasPrefix(msg, pfxNET):
+	case hasPrefix(msg, pfxNET):
 		if bytes.Contains(msg, txtUsing) {
 			// Each process's own list: before the repeat check,
 			// since processes print the same list.
@@ -125,7 +125,7 @@ func (p *logParser) prefixed(prefix, msg []byte) bool {
 				p.remember(msg)
 			}
 		}
-	case bytes.HasPrefix(msg, pfxGPUGDR):
+	case hasPrefix(msg, pfxGPUGDR):
 		if p.repeated[string(msg)] {
 			return true
 		}
@@ -137,13 +137,13 @@ func (p *logParser) prefixed(prefix, msg []byte) bool {
 			}
 			p.remember(msg)
 		}
-	case bytes.HasPrefix(msg, pfxDMABUF):
+	case hasPrefix(msg, pfxDMABUF):
 		if m := dmabufRe.FindSubmatch(msg); m != nil {
 			if n := atoi(string(m[1])); !slices.Contains(s.DMABUFGPUs, n) && len(s.DMABUFGPUs) < maxKept {
 				s.DMABUFGPUs = append(s.DMABUFGPUs, n)
 			}
 		}
-	case bytes.HasPrefix(msg, pfxEnv):
+	case hasPrefix(msg, pfxEnv):
 		if m := envRe.FindSubmatch(msg); m != nil {
 			k := keepField(m[1])
 			if _, ok := s.Env[k]; ok || len(s.Env) < maxKept {

@@ -25,16 +25,14 @@ const (
 var (
 	gdrDistanceRe = regexp.MustCompile(`GPU Direct RDMA Disabled for GPU \S+ / HCA \S+ \(distance \d+ >=? \d+\)`)
 	ofiGDRRe      = regexp.MustCompile(`^NET/OFI .*(?:disabling GDR|GDR disabled)`)
-	txtIBNoDevice = []byte("NET/IB : No device found")
 	txtDistance   = []byte("(distance ")
-	txtNETOFI     = []byte("NET/OFI ")
 )
 
 // otherHints looks for those hints in the message of an INFO or WARN line;
 // the no-device hint waits for the end of the log (finishHints).
 func (p *logParser) otherHints(msg []byte) {
 	switch {
-	case bytes.HasPrefix(msg, txtIBNoDevice):
+	case hasPrefix(msg, "NET/IB : No device found"):
 		if p.ibNoDevice == nil {
 			p.ibNoDevice, p.ibNoDeviceLine = bytes.Clone(msg), p.lineNo
 		}
@@ -46,7 +44,7 @@ func (p *logParser) otherHints(msg []byte) {
 			p.hint(HintGDRDistance, msg)
 			p.repeated[key] = true
 		}
-	case bytes.HasPrefix(msg, txtNETOFI) && ofiGDRRe.Match(msg):
+	case hasPrefix(msg, "NET/OFI ") && ofiGDRRe.Match(msg):
 		p.hint(HintOFIGDRDisabled, msg)
 	}
 }

@@ -58,16 +58,26 @@ func (p *logParser) flushWarn() {
 	}
 }
 
-// Message prefixes, as bytes for the hot path.
+// Message prefixes, as constants: hasPrefix compares them in a few
+// loads, where bytes.HasPrefix calls memeqbody.
+const (
+	pfxChannel = "Channel "
+	pfxRing    = "Ring " // the connection lines of NCCL before 2.5
+	pfxCollNet = "CollNet "
+	pfxNetwork = "Using network "
+	pfxNET     = "NET/"
+	pfxGPUGDR  = "GPU Direct RDMA "
+	pfxDMABUF  = "DMA-BUF "
+	pfxEnv     = "NCCL_"
+)
+
+// hasPrefix is bytes.HasPrefix for a constant prefix.
+func hasPrefix(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
+}
+
+// Texts searched for, as bytes for the hot path.
 var (
-	pfxChannel  = []byte("Channel ")
-	pfxRing     = []byte("Ring ") // the connection lines of NCCL before 2.5
-	pfxCollNet  = []byte("CollNet ")
-	pfxNetwork  = []byte("Using network ")
-	pfxNET      = []byte("NET/")
-	pfxGPUGDR   = []byte("GPU Direct RDMA ")
-	pfxDMABUF   = []byte("DMA-BUF ")
-	pfxEnv      = []byte("NCCL_")
 	txtGDR      = []byte("GPU Direct RDMA")
 	txtUsing    = []byte(": Using ")
 	txtComm     = []byte("comm ")
@@ -93,16 +103,7 @@ const (
 	levelTrace
 )
 
-var (
-	txtNCCL   = []byte(" NCCL ")
-	txtInfo   = []byte("INFO")
-	txtWarn   = []byte("WARN")
-	txtTrace  = []byte("TRACE")
-	logLevels = []struct {
-		word  []byte
-		level int
-	}{{txtInfo, levelInfo}, {txtWarn, levelWarn}, {txtTrace, levelTrace}}
-)
+var txtNCCL = []byte(" NCCL ")
 
 // splitLogLine splits "host:pid:tid [dev] [file:line ]NCCL LEVEL msg" at
 // the first " NCCL " followed by INFO, WARN or TRACE. msg is trimmed.
@@ -129,13 +130,13 @@ func splitLogLine(line []byte) (level int, prefix, msg []byte, ok bool) {
 
 // levelAt is the level word rest starts with and its length; 0 if none.
 func levelAt(rest []byte) (level, n int) {
-	if len(rest) == 0 {
-		return 0, 0
-	}
-	for _, lv := range logLevels {
-		if rest[0] == lv.word[0] && bytes.HasPrefix(rest, lv.word) {
-			return lv.level, len(lv.word)
-		}
+	switch {
+	case hasPrefix(rest, "INFO"):
+		return levelInfo, len("INFO")
+	case hasPrefix(rest, "WARN"):
+		return levelWarn, len("WARN")
+	case hasPrefix(rest, "TRACE"):
+		return levelTrace, len("TRACE")
 	}
 	return 0, 0
 }
@@ -145,16 +146,24 @@ func levelAt(rest []byte) (level, n int) {
 // can come before it, as neither field holds a space, and unstamped
 // would return the prefix before it unchanged.
 func plainPrefixEnd(line []byte) int {
-	sp := bytes.IndexByte(line, ' ')
-	if sp <= 0 || !isHostPidTid(line[:sp]) {
+	// isHostPidTid of the first field, in the same scan: the host ends
+	// at the first ":", which must come before the first space.
+	i := 0
+	for i < len(line) && line[i] != ':' && line[i] != ' ' {
+		i++
+	}
+	if i == 0 || i == len(line) || line[i] != ':' || line[0] == '[' {
 		return 0
 	}
-	i := sp + 1
-	if i >= len(line) || line[i] != '[' {
+	i, ok := digitsThen(line, i+1, ':')
+	if !ok {
 		return 0
 	}
-	i, ok := digitsThen(line, i+1, ']')
-	if !ok || !bytes.HasPrefix(line[i+1:], txtNCCL) {
+	if i, ok = digitsThen(line, i+1, ' '); !ok || !hasPrefix(line[i+1:], "[") {
+		return 0
+	}
+	i, ok = digitsThen(line, i+2, ']')
+	if !ok || !hasPrefix(line[i+1:], " NCCL ") {
 		return 0
 	}
 	return i + 1
@@ -401,7 +410,7 @@ func (sc *scanner) dir() string {
 // "transport/net.cc:1134 -> 6", checking cheap bytes before the regexp.
 func isErrTrace(msg []byte) bool {
 	sp := bytes.IndexByte(msg, ' ')
-	if sp <= 0 || !bytes.HasPrefix(msg[sp:], txtArrow) {
+	if sp <= 0 || !hasPrefix(msg[sp:], " -> ") {
 		return false
 	}
 	field := msg[:sp]
