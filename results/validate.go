@@ -70,6 +70,9 @@ func checkNode(n Node, where string) error {
 	default:
 		return fmt.Errorf("%s: status %q: want %s, %s, %s or %s", where, n.Status, NodeEvaluated, NodeUnevaluable, NodeMissing, NodeInterrupted)
 	}
+	if err := checkSteps(n.Steps, where); err != nil {
+		return err
+	}
 	if len(n.Facts) > 0 || n.Counts().Tests > 0 {
 		return nil
 	}

@@ -120,7 +120,7 @@ func TestAnalyzeNCCLLogExitCodes(t *testing.T) {
 			stdout: []string{
 				"warning (line 6): misc/ibvwrap.cc:262: Call to ibv_reg_mr failed with error Cannot allocate memory",
 				"error (line 7): transport/net_ib.cc:710 -> 2",
-				"result: failure: NCCL failed: line 6: Call to ibv_reg_mr failed with error Cannot allocate memory (misc/ibvwrap.cc:262), then 4 error traces from line 7",
+				"result: failure: NCCL failed: a libibverbs call failed (a registration, QP or device call the NIC refused): line 6: Call to ibv_reg_mr failed with error Cannot allocate memory (misc/ibvwrap.cc:262), then 4 error traces from line 7",
 			},
 		},
 		{

@@ -75,6 +75,15 @@ func (p *logParser) prefixed(prefix, msg []byte) bool {
 	switch {
 	case hasPrefix(msg, pfxChannel), hasPrefix(msg, pfxCollNet), hasPrefix(msg, pfxRing):
 		if c, via, ok := parseConnection(msg); ok {
+			if k := interleavedAt(via); k > 0 {
+				// Another process's line continues this one mid-line
+				// (two writers on one stream): each is its own line, so
+				// the second's GDRDMA is not read into the first's via.
+				rest := via[k:]
+				p.connection(prefix, c, via[:k])
+				p.line(rest)
+				return true
+			}
 			p.connection(prefix, c, via)
 		}
 	case hasPrefix(msg, pfxNetwork):

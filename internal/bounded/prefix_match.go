@@ -151,11 +151,14 @@ var isNameByte = func() (t [256]bool) {
 
 // isToolLine is what follows an "N: " or "host: " prefix when it is one:
 // a "#" header or footer, a table row, an NCCL "host:pid:tid" line,
-// "NCCL version", or a perftest banner or dashed line —
+// "NCCL version", a perftest banner or dashed line, or a UCX line
+// ("[1700000000.000001] [host:pid:tid]", or its error handler's
+// "[host:pid:tid:tid]") —
 //
-//	^(?:#|\s*\d+\s+\d+\s|\s*-{10}|\s*#bytes|\s*RDMA_|[^\s:]+:\d+:\d+ \[|NCCL version|\s*\*{5})
+//	^(?:#|\s*\d+\s+\d+\s|\s*-{10}|\s*#bytes|\s*RDMA_|[^\s:]+:\d+:\d+ \[|NCCL version|\s*\*{5}|
+//	  \[\d+\.\d+\]\s+\[[^\]]*\]|\[[^\]\s:]+:\d+\s*:\d+:\d+\])
 func isToolLine(b []byte) bool {
-	if hasAt(b, 0, "#") || hasAt(b, 0, "NCCL version") || isHostPidTidBracket(b) {
+	if hasAt(b, 0, "#") || hasAt(b, 0, "NCCL version") || isHostPidTidBracket(b) || isUCXStamp(b) || isUCXHandler(b) {
 		return true
 	}
 	i := 0
@@ -198,6 +201,69 @@ func isHostPidTidBracket(b []byte) bool {
 	i += 1 + d + 1
 	d = digitsLen(b, i)
 	return d > 0 && hasAt(b, i+d, " [")
+}
+
+// isUCXStamp: ^\[\d+\.\d+\]\s+\[[^\]]*\]
+func isUCXStamp(b []byte) bool {
+	if !hasAt(b, 0, "[") {
+		return false
+	}
+	d := digitsLen(b, 1)
+	if d == 0 || !hasAt(b, 1+d, ".") {
+		return false
+	}
+	i := 2 + d
+	d = digitsLen(b, i)
+	if d == 0 || !hasAt(b, i+d, "]") {
+		return false
+	}
+	i += d + 1
+	s := i
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	if i == s || !hasAt(b, i, "[") {
+		return false
+	}
+	for i++; i < len(b); i++ {
+		if b[i] == ']' {
+			return true
+		}
+	}
+	return false
+}
+
+// isUCXHandler: ^\[[^\]\s:]+:\d+\s*:\d+:\d+\]
+func isUCXHandler(b []byte) bool {
+	if !hasAt(b, 0, "[") {
+		return false
+	}
+	i := 1
+	for i < len(b) && b[i] != ']' && b[i] != ':' && !isSpace(b[i]) {
+		i++
+	}
+	if i == 1 || !hasAt(b, i, ":") {
+		return false
+	}
+	i++
+	d := digitsLen(b, i)
+	if d == 0 {
+		return false
+	}
+	i += d
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	for range 2 {
+		if !hasAt(b, i, ":") {
+			return false
+		}
+		if d = digitsLen(b, i+1); d == 0 {
+			return false
+		}
+		i += 1 + d
+	}
+	return hasAt(b, i, "]")
 }
 
 // shape matches b at i against a pattern of literal bytes where 'd' is

@@ -101,7 +101,7 @@ var (
 	composeRe  = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*)\s+\| `)
 	srunRe     = regexp.MustCompile(`^(\d+): `)
 	pdshRe     = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*): `)
-	toolLineRe = regexp.MustCompile(`^(?:#|\s*\d+\s+\d+\s|\s*-{10}|\s*#bytes|\s*RDMA_|[^\s:]+:\d+:\d+ \[|NCCL version|\s*\*{5})`)
+	toolLineRe = regexp.MustCompile(`^(?:#|\s*\d+\s+\d+\s|\s*-{10}|\s*#bytes|\s*RDMA_|[^\s:]+:\d+:\d+ \[|NCCL version|\s*\*{5}|\[\d+\.\d+\]\s+\[[^\]]*\]|\[[^\]\s:]+:\d+\s*:\d+:\d+\])`)
 )
 
 func regexpStripPrefix(line []byte) ([]byte, Tag) {
@@ -174,6 +174,8 @@ var prefixSeeds = []string{
 	"0: # x", "12:      1048576        262144     float", "3: not a tool line", "0: 1 2", "0: 1 2 ", "0:  \t ---------- x", "0: *****", "0: ****", "0: #bytes", "0: RDMA_Write", "0: NCCL version 2",
 	"gpu-07: # Avg", "gpu-07: h:1:2 [0] NCCL INFO x", "gpu-07: h:1:2[0]", "gpu-07: h:1: [", "gpu-07: h::2 [", "gpu-07: :1:2 [", "gpu-07: h:1:2 [",
 	"node-a:2101:2101 [0] NCCL INFO Bootstrap", "gpu-07: Test NCCL failure common.cu:1189", "Note: the run was on 2 nodes",
+	"0: [1700000000.000001] [gpu1:3836092:0]   | x |", "gpu-07: [1.2] \t[] x", "0: [1.2][h:1:2]", "0: [1.]  [h]", "0: [1.2]  [h",
+	"gpu-07: [gpu1:3836092 :0:3836092] Caught signal", "0: [h:1:2:3]", "0: [h:1:2]", "0: [h :1:2:3]", "0: [:1:2:3]", "0: [h:1\t\t:2:3]x",
 	"[2026-12-01 10:00:00] emu0:1:1 [0] NCCL INFO x", "", "\xff(pid=1) x", "(\xffpid=1) x", "(é pid=1) x", "2024-05-01T10:00:00Z 2024-05-01T10:00:00Z 0: 1: # x",
 }
 
