@@ -245,7 +245,18 @@ func (p *logReader) opened(rank string, x *Transfer) {
 	p.open[rank] = x
 	p.order = append(p.order, rank)
 	if len(p.order) > 2*maxOpen {
-		p.order = slices.DeleteFunc(p.order, func(r string) bool { return p.open[r] == nil })
+		// A rank that opens table after table is in order once per
+		// table: keep only its first entry, where flushAll flushes it,
+		// so that order shrinks to the open ranks and this runs once
+		// per maxOpen tables, not on every table after the first 2048.
+		first := make(map[string]bool, len(p.open))
+		p.order = slices.DeleteFunc(p.order, func(r string) bool {
+			if p.open[r] == nil || first[r] {
+				return true
+			}
+			first[r] = true
+			return false
+		})
 	}
 }
 
