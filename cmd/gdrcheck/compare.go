@@ -89,6 +89,9 @@ func (c *compareOptions) run(cmd *cobra.Command, beforeArg, afterArg string) err
 	if err != nil {
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("AFTER: %w", err)}
 	}
+	if err := compare.Common(before, after); err != nil {
+		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("BEFORE %s and AFTER %s: %w", beforeArg, afterArg, err)}
+	}
 	res := compare.Compare(before, after, compare.Options{Tolerance: c.tolerance})
 	res.Tool.Args = os.Args[1:]
 	var buf bytes.Buffer

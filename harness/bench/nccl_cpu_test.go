@@ -1,4 +1,4 @@
-package nccl_test
+package bench_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/gdrcheck/gdrcheck/harness/bench"
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 )
 
@@ -26,7 +27,7 @@ func cpuBurner(t *testing.T) string {
 }
 
 func TestRunnerCountsTheCPUOfTheWholeProcessTree(t *testing.T) {
-	res := nccl.Runner{Dir: cpuBurner(t)}.Run(context.Background(), nccl.Spec{Binary: "all_reduce_perf"})
+	res := bench.NCCLRunner{Dir: cpuBurner(t)}.Run(context.Background(), nccl.Spec{Binary: "all_reduce_perf"})
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}
@@ -54,7 +55,7 @@ func TestRunnerLeavesCPUUnmeasuredWhenSrunStartsTheRanks(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "srun"), []byte("#!/bin/sh\nexec \"$@\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	res := nccl.Runner{Dir: dir, Launcher: []string{filepath.Join(dir, "srun")}}.Run(context.Background(), nccl.Spec{Binary: "all_reduce_perf"})
+	res := bench.NCCLRunner{Dir: dir, Launcher: []string{filepath.Join(dir, "srun")}}.Run(context.Background(), nccl.Spec{Binary: "all_reduce_perf"})
 	if res.Err != nil {
 		t.Fatal(res.Err)
 	}

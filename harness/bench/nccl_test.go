@@ -1,4 +1,4 @@
-package nccl_test
+package bench_test
 
 import (
 	"bytes"
@@ -12,16 +12,15 @@ import (
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
+	"github.com/gdrcheck/gdrcheck/harness/bench"
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
-	"github.com/gdrcheck/gdrcheck/harness/node"
-	"github.com/gdrcheck/gdrcheck/harness/node/nodetest"
 )
 
 const recorded = "../../fixtures/nccl-tests"
 
-func runner(t *testing.T, recs map[string]string) nccl.Runner {
+func runner(t *testing.T, recs map[string]string) bench.NCCLRunner {
 	dir, env := fakebin.NCCLTests(t, []string{"all_reduce_perf", "all_gather_perf", "sendrecv_perf"}, recs)
-	return nccl.Runner{Dir: dir, Env: env}
+	return bench.NCCLRunner{Dir: dir, Env: env}
 }
 
 func TestRunnerParsesTheRecordedRunOfEachMode(t *testing.T) {
@@ -90,7 +89,7 @@ func TestRunnerStopsAHungRun(t *testing.T) {
 func TestMeasureRunsThePlanAndNotesMissingCollectives(t *testing.T) {
 	r := runner(t, fakebin.H200Recordings(recorded))
 	p := nccl.DefaultPlan(2, false, "")
-	m := nccl.Measure(context.Background(), r, p, nccl.Expectation{P2P: nccl.ExpectYes}, nil, nil)
+	m := bench.MeasureNCCL(context.Background(), r, p, nccl.Expectation{P2P: nccl.ExpectYes}, nil, nil)
 	var got []string
 	for _, run := range m.Runs {
 		got = append(got, run.Op+"/"+run.Mode.Name)
@@ -108,32 +107,6 @@ func TestMeasureRunsThePlanAndNotesMissingCollectives(t *testing.T) {
 	// SHM at 1 GiB: 27.79 of 331.46 GB/s direct.
 	if !ok || ratio < 0.0838 || ratio > 0.0839 {
 		t.Errorf("ratio %v %v", ratio, ok)
-	}
-}
-
-func TestExpectationForFollowsTheTopology(t *testing.T) {
-	cases := []struct {
-		name     string
-		build    func(string) (*nodetest.Tree, error)
-		p2p, gdr nccl.Expect
-	}{
-		{"NVSwitch with PIX NICs", func(d string) (*nodetest.Tree, error) { return nodetest.H100x8(d) }, nccl.ExpectYes, nccl.ExpectYes},
-		{"NICs on the other socket", func(d string) (*nodetest.Tree, error) { return nodetest.H100x8(d, nodetest.NICsOnOtherSocket()) }, nccl.ExpectYes, nccl.ExpectNo},
-		{"workstation GPUs without peer access", nodetest.RTX6000Ada2, nccl.ExpectNo, nccl.ExpectYes},
-	}
-	for _, c := range cases {
-		dir := t.TempDir()
-		if _, err := c.build(dir); err != nil {
-			t.Fatal(err)
-		}
-		h, err := node.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		exp, why := nccl.ExpectationFor(node.Collect(h, node.DefaultSources(h)), 2)
-		if exp.P2P != c.p2p || exp.GDR != c.gdr || exp.Nodes != 2 {
-			t.Errorf("%s: %+v, want P2P %v GDR %v; because %q", c.name, exp, c.p2p, c.gdr, why)
-		}
 	}
 }
 

@@ -1,4 +1,4 @@
-package perftest_test
+package bench_test
 
 import (
 	"bytes"
@@ -13,18 +13,19 @@ import (
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
+	"github.com/gdrcheck/gdrcheck/harness/bench"
 	"github.com/gdrcheck/gdrcheck/harness/perftest"
 )
 
-const corpus = "../../fixtures/corpus/perftest/"
+const perftestCorpus = "../../fixtures/corpus/perftest/"
 
-// fakePerftest returns a Runner whose Dir holds the fake perftest
+// fakePerftest returns a runner whose Dir holds the fake perftest
 // (fixtures/fakebin/perftest) as each named binary, replaying recordings
 // (keyed "<binary>-<mem>", values files to replay).
-func fakePerftest(t *testing.T, binaries []string, recordings map[string]string) perftest.Runner {
+func fakePerftest(t *testing.T, binaries []string, recordings map[string]string) bench.PerftestRunner {
 	t.Helper()
 	dir, env := fakebin.Perftest(t, binaries, recordings)
-	return perftest.Runner{Dir: dir, Env: env, Timeout: time.Minute}
+	return bench.PerftestRunner{Dir: dir, Env: env, Timeout: time.Minute}
 }
 
 // freePort is a TCP port nothing listens on, so tests can run their
@@ -39,39 +40,19 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-var recordings = map[string]string{
-	"ib_write_bw-cuda-dmabuf": corpus + "gke-a3ultra-h200-cx7-roce-use_cuda_dmabuf-ib_write_bw-140gbps.txt",
-	"ib_write_bw-host":        corpus + "gke-a3ultra-h200-cx7-roce-hostmem-ib_write_bw-failed-status10.txt",
-	"ib_write_bw-cuda":        "testdata/ib_write_bw-cuda-peermem-missing-couldnt-allocate-mr-synthetic.txt",
-	"ib_write_lat-host":       "testdata/ib_write_lat-ib-host-a-synthetic.txt",
+var perftestRecordings = map[string]string{
+	"ib_write_bw-cuda-dmabuf": perftestCorpus + "gke-a3ultra-h200-cx7-roce-use_cuda_dmabuf-ib_write_bw-140gbps.txt",
+	"ib_write_bw-host":        perftestCorpus + "gke-a3ultra-h200-cx7-roce-hostmem-ib_write_bw-failed-status10.txt",
+	"ib_write_bw-cuda":        "../perftest/testdata/ib_write_bw-cuda-peermem-missing-couldnt-allocate-mr-synthetic.txt",
+	"ib_write_lat-host":       "../perftest/testdata/ib_write_lat-ib-host-a-synthetic.txt",
 }
 
-func runner(t *testing.T) perftest.Runner {
-	return fakePerftest(t, []string{"ib_write_bw", "ib_write_lat"}, recordings)
-}
-
-func TestRunnerSpecArgsAreThePerftestFlags(t *testing.T) {
-	cases := []struct {
-		name string
-		spec perftest.Spec
-		want string
-	}{
-		{"the DMA-BUF client over every size", perftest.Spec{Binary: "ib_write_bw", Device: "mlx5_3", Mem: perftest.MemCUDADMABuf, GPU: 0, All: true, ReportGbits: true, Server: "10.0.4.8"},
-			"-d mlx5_3 -a --use_cuda=0 --use_cuda_dmabuf --report_gbits 10.0.4.8"},
-		{"a peermem server at one size on port 2", perftest.Spec{Binary: "ib_read_bw", Device: "mlx5_1", Port: 2, Mem: perftest.MemCUDA, GPU: 3, Size: 1 << 20, Iters: 2000, TCPPort: 18600},
-			"-d mlx5_1 -i 2 -s 1048576 -n 2000 -p 18600 --use_cuda=3"},
-		{"host memory says nothing about memory; All wins over Size", perftest.Spec{Binary: "ib_write_bw", Mem: perftest.MemHost, Size: 65536, All: true, Extra: []string{"-F", "-x", "3"}, Server: "node-b"},
-			"-a -F -x 3 node-b"},
-	}
-	for _, c := range cases {
-		if got := strings.Join(c.spec.Args(), " "); got != c.want {
-			t.Errorf("%s: %q, want %q", c.name, got, c.want)
-		}
-	}
+func perftestRunner(t *testing.T) bench.PerftestRunner {
+	return fakePerftest(t, []string{"ib_write_bw", "ib_write_lat"}, perftestRecordings)
 }
 
 func TestLoopbackReplaysTheDMABufRun(t *testing.T) {
-	r := runner(t)
+	r := perftestRunner(t)
 	res := r.Loopback(context.Background(), perftest.Spec{
 		Binary: "ib_write_bw", Device: "mlx5_3", Mem: perftest.MemCUDADMABuf, All: true, ReportGbits: true, TCPPort: freePort(t),
 	})
@@ -102,7 +83,7 @@ func TestLoopbackReplaysTheDMABufRun(t *testing.T) {
 }
 
 func TestLoopbackReportsTheHostMemoryFailureWithItsCause(t *testing.T) {
-	r := runner(t)
+	r := perftestRunner(t)
 	res := r.Loopback(context.Background(), perftest.Spec{Binary: "ib_write_bw", All: true, ReportGbits: true, TCPPort: freePort(t)})
 	if !errors.Is(res.Err, perftest.ErrRunFailed) {
 		t.Fatalf("error %v, want ErrRunFailed", res.Err)
@@ -125,7 +106,7 @@ func TestLoopbackReportsTheHostMemoryFailureWithItsCause(t *testing.T) {
 }
 
 func TestRunnerNamesTheMRFailureOfAPeermemlessNode(t *testing.T) {
-	r := runner(t)
+	r := perftestRunner(t)
 	port := freePort(t)
 	res := r.Loopback(context.Background(), perftest.Spec{Binary: "ib_write_bw", Device: "mlx5_0", Mem: perftest.MemCUDA, All: true, TCPPort: port})
 	want := "ib_write_bw client: mr failure: Couldn't allocate MR with error=14 (EFAULT) (exit status 1): perftest run failed"
@@ -138,7 +119,7 @@ func TestRunnerNamesTheMRFailureOfAPeermemlessNode(t *testing.T) {
 }
 
 func TestRunnerRunsOneSide(t *testing.T) {
-	r := runner(t)
+	r := perftestRunner(t)
 	port := freePort(t)
 	ctx := context.Background()
 	var srv perftest.RunResult
@@ -168,7 +149,7 @@ func TestRunnerRunsOneSide(t *testing.T) {
 }
 
 func TestLoopbackWaitsForTheServerToListen(t *testing.T) {
-	r := runner(t)
+	r := perftestRunner(t)
 	r.Env = append(r.Env, "GDRCHECK_FAKE_PERFTEST_LISTEN_DELAY=700ms")
 	res := r.Loopback(context.Background(), perftest.Spec{Binary: "ib_write_bw", Mem: perftest.MemCUDADMABuf, All: true, TCPPort: freePort(t)})
 	if res.Err != nil {
@@ -180,7 +161,7 @@ func TestLoopbackWaitsForTheServerToListen(t *testing.T) {
 }
 
 func TestRunnerMissingBinaryIsNotFound(t *testing.T) {
-	r := runner(t)
+	r := perftestRunner(t)
 	for name, res := range map[string]perftest.RunResult{
 		"Run":      r.Run(context.Background(), perftest.Spec{Binary: "ib_read_bw", Server: "127.0.0.1"}),
 		"Loopback": r.Loopback(context.Background(), perftest.Spec{Binary: "ib_read_bw"}),
@@ -189,7 +170,7 @@ func TestRunnerMissingBinaryIsNotFound(t *testing.T) {
 			t.Errorf("%s: %v", name, res.Err)
 		}
 	}
-	_, err := perftest.Runner{}.Lookup("ib_no_such_test_bw")
+	_, err := bench.PerftestRunner{}.Lookup("ib_no_such_test_bw")
 	if !errors.Is(err, perftest.ErrNotFound) || !strings.Contains(err.Error(), "on PATH") {
 		t.Errorf("PATH lookup: %v", err)
 	}
@@ -207,7 +188,7 @@ func TestLoopbackKillsAHungSide(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := runner(t)
+			r := perftestRunner(t)
 			r.Timeout = 500 * time.Millisecond
 			r.Env = append(r.Env, c.env)
 			start := time.Now()
@@ -230,7 +211,7 @@ func TestLoopbackKillsAHungSide(t *testing.T) {
 
 func TestLoopbackGivesUpWhenNoServerListens(t *testing.T) {
 	t.Run("a server that cannot listen ends the retries", func(t *testing.T) {
-		r := runner(t)
+		r := perftestRunner(t)
 		// Something else holds the port on 127.0.0.1; the client dials
 		// 127.0.0.2, where nothing listens.
 		blocker, err := net.Listen("tcp", "127.0.0.1:0")
@@ -250,7 +231,7 @@ func TestLoopbackGivesUpWhenNoServerListens(t *testing.T) {
 		}
 	})
 	t.Run("a server that never listens is killed after the retries", func(t *testing.T) {
-		r := runner(t)
+		r := perftestRunner(t)
 		r.Env = append(r.Env, "GDRCHECK_FAKE_PERFTEST_LISTEN_DELAY=1m")
 		res := r.Loopback(context.Background(), perftest.Spec{Binary: "ib_write_bw", TCPPort: freePort(t)})
 		if res.Err == nil || !strings.Contains(res.Err.Error(), "connection failure: Couldn't connect to 127.0.0.1:") {
@@ -268,8 +249,8 @@ func TestLoopbackGivesUpWhenNoServerListens(t *testing.T) {
 // A run the timeout kills after part of its table is partial, and the
 // error names the last size it read: never a pass.
 func TestARunKilledByItsTimeoutIsPartialNamingTheLastSize(t *testing.T) {
-	r := runner(t)
-	rec, err := os.ReadFile(filepath.Join(corpus, "gke-a3ultra-h200-cx7-roce-use_cuda_dmabuf-ib_write_bw-140gbps.txt"))
+	r := perftestRunner(t)
+	rec, err := os.ReadFile(filepath.Join(perftestCorpus, "gke-a3ultra-h200-cx7-roce-use_cuda_dmabuf-ib_write_bw-140gbps.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package nccl_test
+package bench_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package nccl
+package bench
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
+	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 )
 
@@ -38,13 +39,13 @@ func TestTheLargestRunOf16384NodesFitsInArgumentsLinuxExecs(t *testing.T) {
 	if joined := strings.Join(nodes, ","); len(joined) < MaxArg {
 		t.Fatalf("the names joined are %d bytes: the test would not reproduce the old failure", len(joined))
 	}
-	r := Runner{Dir: "/opt/nccl-tests/build", Env: []string{"UCX_TLS=rc"}}
+	r := NCCLRunner{Dir: "/opt/nccl-tests/build", Env: []string{"UCX_TLS=rc"}}
 	rr, err := runnerFor(r, SrunLaunch([]string{"--mpi=pmix"}), nodes, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
 	argv := append(append(slices.Clone(rr.Launcher), filepath.Join(r.Dir, "all_reduce_perf")), append(DefaultScalingArgs, "-g", "1")...)
-	env := append(append(append(os.Environ(), SafeEnv...), DebugEnv...), rr.Env...)
+	env := append(append(append(os.Environ(), nccl.SafeEnv...), nccl.DebugEnv...), rr.Env...)
 	for _, s := range append(slices.Clone(argv), env...) {
 		if len(s)+1 > MaxArg {
 			t.Errorf("a string of %d bytes, over MAX_ARG_STRLEN: %.60s...", len(s), s)
@@ -69,7 +70,7 @@ func TestALauncherWordOverTheLimitIsRefusedSayingWhy(t *testing.T) {
 	for i := range nodes {
 		nodes[i] = fmt.Sprintf("host%05dx", i)
 	}
-	_, err := runnerFor(Runner{}, SrunLaunch(nil), nodes, 8)
+	_, err := runnerFor(NCCLRunner{}, SrunLaunch(nil), nodes, 8)
 	if err == nil || !strings.Contains(err.Error(), "do not compress into a hostlist") {
 		t.Fatalf("err %v", err)
 	}
@@ -90,9 +91,9 @@ func TestScalingRunsAcross16384NodesExecAndKeepShortLogNames(t *testing.T) {
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	dir, env := fakebin.NCCLTests(t, []string{"all_reduce_perf"}, map[string]string{"all_reduce-direct": "../../fixtures/nccl-tests/all_reduce_perf-h200x1-emu-n4-socket.txt"})
-	r := Runner{Dir: dir, Env: env, LogDir: t.TempDir()}
-	plan := ScalingPlan{Nodes: gpuNodes(16384), GPUsPerNode: 8, Args: []string{"-b", "8", "-e", "1M", "-f", "2"}}
-	s := MeasureScaling(context.Background(), r, SrunLaunch(nil), plan, func([]ScalingRun) (bool, string) { return false, "not asked" }, nil)
+	r := NCCLRunner{Dir: dir, Env: env, LogDir: t.TempDir()}
+	plan := nccl.ScalingPlan{Nodes: gpuNodes(16384), GPUsPerNode: 8, Args: []string{"-b", "8", "-e", "1M", "-f", "2"}}
+	s := MeasureScaling(context.Background(), r, SrunLaunch(nil), plan, func([]nccl.ScalingRun) (bool, string) { return false, "not asked" }, nil)
 	if len(s.Runs) != 15 {
 		t.Fatalf("%d runs, want 15 (1, 2, 4 ... 16384)", len(s.Runs))
 	}
@@ -100,21 +101,12 @@ func TestScalingRunsAcross16384NodesExecAndKeepShortLogNames(t *testing.T) {
 		if run.Result.Err != nil {
 			t.Errorf("across %d nodes: %v", len(run.Nodes), run.Result.Err)
 		}
-		if want := filepath.Join(r.LogDir, ScaleLog(len(run.Nodes))); run.Result.LogFile != want {
+		if want := filepath.Join(r.LogDir, nccl.ScaleLog(len(run.Nodes))); run.Result.LogFile != want {
 			t.Errorf("across %d nodes: log %q, want %q", len(run.Nodes), run.Result.LogFile, want)
 		}
 	}
 	if last := s.Runs[len(s.Runs)-1]; filepath.Base(last.Result.LogFile) != "scale-n16384.log" || len(last.Nodes) != 16384 {
 		t.Errorf("last run: %d nodes, log %s", len(last.Nodes), last.Result.LogFile)
-	}
-}
-
-func TestPairLogNamesStayShort(t *testing.T) {
-	if got := PairLog(0, 6); got != "pairwise-r1-p0007.log" {
-		t.Errorf("PairLog = %s", got)
-	}
-	if got := PairLog(1, 8191); got != "pairwise-r2-p8192.log" {
-		t.Errorf("PairLog = %s", got)
 	}
 }
 
@@ -125,14 +117,14 @@ func BenchmarkScalingLaunchArgs16384(b *testing.B) {
 	nodes := gpuNodes(16384)
 	launch := SrunLaunch([]string{"--mpi=pmix"})
 	for b.Loop() {
-		for _, k := range NodeCounts(len(nodes)) {
-			if _, err := runnerFor(Runner{}, launch, nodes[:k], 8); err != nil {
+		for _, k := range nccl.NodeCounts(len(nodes)) {
+			if _, err := runnerFor(NCCLRunner{}, launch, nodes[:k], 8); err != nil {
 				b.Fatal(err)
 			}
 		}
-		for _, round := range Pairings(nodes) {
+		for _, round := range nccl.Pairings(nodes) {
 			for _, p := range round {
-				if _, err := runnerFor(Runner{}, launch, p, 8); err != nil {
+				if _, err := runnerFor(NCCLRunner{}, launch, p, 8); err != nil {
 					b.Fatal(err)
 				}
 			}

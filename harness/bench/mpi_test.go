@@ -1,4 +1,4 @@
-package mpi
+package bench
 
 import (
 	"context"
@@ -9,25 +9,26 @@ import (
 	"testing"
 
 	"github.com/gdrcheck/gdrcheck/fixtures/fakebin"
+	"github.com/gdrcheck/gdrcheck/harness/mpi"
 )
 
 // runFake runs one spec through the fake launcher and benchmarks.
-func runFake(t *testing.T, recs map[string]string, s BenchSpec) BenchRun {
+func runFake(t *testing.T, recs map[string]string, s mpi.BenchSpec) mpi.BenchRun {
 	t.Helper()
 	dir, env := fakebin.OSU(t, recs)
 	for _, e := range env {
 		k, v, _ := strings.Cut(e, "=")
 		t.Setenv(k, v)
 	}
-	s.Launcher = FillRanks([]string{filepath.Join(dir, "mpirun"), "--mca", "pml", "ucx", "-np", "{ranks}"})
-	return BenchRunner{Dir: dir, LogDir: t.TempDir()}.Run(context.Background(), s)
+	s.Launcher = mpi.FillRanks([]string{filepath.Join(dir, "mpirun"), "--mca", "pml", "ucx", "-np", "{ranks}"})
+	return MPIRunner{Dir: dir, LogDir: t.TempDir()}.Run(context.Background(), s)
 }
 
 // ucx_perftest stands in where OSU is missing: the real tag_bw -m cuda
 // run of openucx/ucx#9908 reads as 0.647 GB/s over a rendezvous staged
 // through cuda_copy, its tables kept for the verdict.
 func TestBenchRunReadsUCXPerftest(t *testing.T) {
-	specs := Specs(ToolPerftest, IntraNode, nil, ModeNoCUDAIPC)
+	specs := mpi.Specs(mpi.ToolPerftest, mpi.IntraNode, nil, mpi.ModeNoCUDAIPC)
 	if specs[0].Binary != "ucx_perftest" || strings.Join(specs[0].Args, " ") != "-t tag_bw -m cuda -s 33554432 -n 200" {
 		t.Fatalf("spec %+v", specs[0])
 	}
@@ -51,20 +52,20 @@ func TestBenchRunNamesAnUnfitTool(t *testing.T) {
 	host := filepath.Join(dir, "host.txt")
 	os.WriteFile(wait, []byte("[1717084632.951730] [gpu2:3756767:0]          module.c:280  UCX  DEBUG loading modules for ucx_perftest\nWaiting for connection...\n"), 0o644)
 	os.WriteFile(host, []byte("# OSU MPI Bandwidth Test v7.2\n# Size      Bandwidth (MB/s)\n# Datatype: MPI_CHAR.\n1                       1.01\n"), 0o644)
-	r := runFake(t, map[string]string{"ucx_perftest-tag_bw-intra-node-direct": wait}, Specs(ToolPerftest, IntraNode, nil, ModeNoCUDAIPC)[0])
-	if !errors.Is(r.Err, ErrUnfit) || !strings.Contains(r.Err.Error(), "built without MPI") {
+	r := runFake(t, map[string]string{"ucx_perftest-tag_bw-intra-node-direct": wait}, mpi.Specs(mpi.ToolPerftest, mpi.IntraNode, nil, mpi.ModeNoCUDAIPC)[0])
+	if !errors.Is(r.Err, mpi.ErrUnfit) || !strings.Contains(r.Err.Error(), "built without MPI") {
 		t.Errorf("waiting ucx_perftest: %v", r.Err)
 	}
-	r = runFake(t, map[string]string{"osu_bw-intra-node-direct": host}, Specs(ToolOSU, IntraNode, nil, ModeNoCUDAIPC)[0])
-	if !errors.Is(r.Err, ErrUnfit) || !strings.Contains(r.Err.Error(), "built without --enable-cuda") {
+	r = runFake(t, map[string]string{"osu_bw-intra-node-direct": host}, mpi.Specs(mpi.ToolOSU, mpi.IntraNode, nil, mpi.ModeNoCUDAIPC)[0])
+	if !errors.Is(r.Err, mpi.ErrUnfit) || !strings.Contains(r.Err.Error(), "built without --enable-cuda") {
 		t.Errorf("host-only OSU: %v", r.Err)
 	}
 	// A recording the fake lacks: the run fails, quoting its last line.
-	r = runFake(t, nil, Specs(ToolOSU, IntraNode, nil, ModeNoCUDAIPC)[2])
-	if r.Err == nil || errors.Is(r.Err, ErrUnfit) || !strings.Contains(r.Err.Error(), "exit status 3: last output: fake osu_bw: no recording") {
+	r = runFake(t, nil, mpi.Specs(mpi.ToolOSU, mpi.IntraNode, nil, mpi.ModeNoCUDAIPC)[2])
+	if r.Err == nil || errors.Is(r.Err, mpi.ErrUnfit) || !strings.Contains(r.Err.Error(), "exit status 3: last output: fake osu_bw: no recording") {
 		t.Errorf("failed run: %v", r.Err)
 	}
-	if _, err := (BenchRunner{Dir: t.TempDir()}).Tool(); !errors.Is(err, ErrBenchNotFound) || !strings.Contains(err.Error(), "osu_bw not in") {
+	if _, err := (MPIRunner{Dir: t.TempDir()}).Tool(); !errors.Is(err, mpi.ErrBenchNotFound) || !strings.Contains(err.Error(), "osu_bw not in") {
 		t.Errorf("no tool: %v", err)
 	}
 }
