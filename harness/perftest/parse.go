@@ -261,6 +261,7 @@ type parser struct {
 	n             int                    // the number of the line being read
 	cutAt         int                    // the line number of a last line cut without its newline, not read
 	banners       map[string][][2]string // banner lines already split (bannerPairs)
+	fields        []string               // the fields of the row being read, reused
 }
 
 // cutLine handles line n, the last, which lacks its newline: a dashed

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The line lexer of perftest output: table headers and rows, the banner's
@@ -101,6 +103,9 @@ var perftestGPURe = regexp.MustCompile(`initializing CUDA|CUDA devices in system
 // isNCCLLine reports whether s is NCCL's (a log line or its version line):
 // NCCL logs speak of GPUs and DMA-BUF too, and are not perftest output.
 func isNCCLLine(s string) bool {
+	if !strings.Contains(s, " NCCL ") { // one scan for the three below
+		return strings.HasPrefix(s, "NCCL version ")
+	}
 	return strings.Contains(s, " NCCL INFO ") || strings.Contains(s, " NCCL WARN ") ||
 		strings.Contains(s, " NCCL TRACE ") || strings.HasPrefix(s, "NCCL version ")
 }
@@ -240,7 +245,8 @@ func (p *parser) row(s string) bool {
 	if len(s) > maxText {
 		return false // no row is this long
 	}
-	f := strings.Fields(s)
+	p.fields = appendFields(p.fields[:0], s) // rows are most lines: no slice each
+	f := p.fields
 	if len(f) < 2 || len(f) != len(p.cols) {
 		return false
 	}
@@ -349,4 +355,31 @@ func (p *parser) setting(key, val string) {
 			p.res.MTU = n
 		}
 	}
+}
+
+// appendFields appends strings.Fields(s) to dst: the same fields, split
+// around runs of unicode.IsSpace, into a slice the caller reuses.
+func appendFields(dst []string, s string) []string {
+	start := -1
+	for i := 0; i < len(s); {
+		c, size, space := s[i], 1, false
+		if c < utf8.RuneSelf {
+			space = c == ' ' || '\t' <= c && c <= '\r'
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+		}
+		switch {
+		case space && start >= 0:
+			dst, start = append(dst, s[start:i]), -1
+		case !space && start < 0:
+			start = i
+		}
+		i += size
+	}
+	if start >= 0 {
+		dst = append(dst, s[start:])
+	}
+	return dst
 }
