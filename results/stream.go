@@ -73,6 +73,7 @@ func NewLineEncoder(w io.Writer) *Encoder {
 
 // Node writes one node entry.
 func (e *Encoder) Node(n Node) error {
+	n.Settle()
 	if e.nodes > 0 {
 		e.write(",")
 	}
@@ -237,6 +238,7 @@ func scan(rd io.Reader, visit func(Node) error) (_ *Results, nodes int, _ error)
 				if err := checkNode(n, where); err != nil {
 					return nil, 0, &offsetError{dec.InputOffset(), err}
 				}
+				n.Settle()
 				if err := visit(n); err != nil {
 					return nil, 0, err
 				}
