@@ -31,11 +31,18 @@ func ConsoleWidth() int {
 // comfortable line to read, or the terminal where it is narrower.
 func listWidth() int { return min(100, ConsoleWidth()) }
 
-// wrap breaks s at spaces into lines of at most width columns. A word
-// longer than width breaks after a separator (/ , ; : = - _ .) within the width
-// where it has one, so paths and node lists break where people read them
-// apart, else at the width.
-func wrap(s string, width int) []string {
+// wrap breaks s at spaces into lines of at most width columns; a word
+// longer than width stays whole on its own line, so a path in a list can
+// still be copied.
+func wrap(s string, width int) []string { return wrapWords(s, width, false) }
+
+// wrapCell is wrap for a table cell, which must fit its column: a word
+// longer than width breaks after a separator (/ , ; : = - _ .) within the
+// width where it has one, so paths and node lists break where people
+// read them apart, else at the width.
+func wrapCell(s string, width int) []string { return wrapWords(s, width, true) }
+
+func wrapWords(s string, width int, breakWords bool) []string {
 	width = max(width, 1)
 	var out []string
 	line := ""
@@ -49,7 +56,7 @@ func wrap(s string, width int) []string {
 			out = append(out, line)
 			line = word
 		}
-		for twwidth.Width(line) > width {
+		for breakWords && twwidth.Width(line) > width {
 			head, rest := breakWord(line, width)
 			out = append(out, head)
 			line = rest
@@ -148,7 +155,7 @@ func fitRows(header []string, rows [][]string, width int) ([]string, [][]string,
 		for i, c := range row {
 			out[i] = c
 			if i < len(widths) && twwidth.Width(c) > widths[i] {
-				out[i] = strings.Join(wrap(c, widths[i]), "\n")
+				out[i] = strings.Join(wrapCell(c, widths[i]), "\n")
 				wrapped = true
 			}
 		}

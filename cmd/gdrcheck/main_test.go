@@ -27,6 +27,10 @@ var bin, binDir string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// Tests look for what a table says whole: a wide terminal for every
+	// gdrcheck they start. The width tests and the console goldens set
+	// COLUMNS themselves (120 and 80).
+	os.Setenv("COLUMNS", "1000")
 	var err error
 	binDir, err = os.MkdirTemp("", "gdrcheck-e2e-")
 	if err != nil {

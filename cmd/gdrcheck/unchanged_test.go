@@ -43,7 +43,8 @@ func TestRecordedRunsRenderAsBefore(t *testing.T) {
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".results.json")
 		for _, format := range []string{"junit", "text", "markdown"} {
-			r := gdrcheck(t, "report", f, "--format", format)
+			// As a default terminal shows it: 120 columns.
+			r := gdrcheckEnv(t, append(os.Environ(), "SLURMD_NODENAME=", "COLUMNS="), "report", f, "--format", format)
 			if r.code == 2 {
 				t.Fatalf("report %s --format %s: exit 2\n%s", f, format, r.stderr)
 			}
