@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
 	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 )
@@ -201,53 +203,30 @@ func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
 }
 
 func scan(rd io.Reader, visit func(Node) error) (_ *Results, nodes int, _ error) {
-	dec := bounded.NewDecoder(rd, ValueLimit)
+	dec := bounded.NewTextDecoder(rd, ValueLimit)
 	var r Results
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, 0, err
 	}
-	// encoding/json keeps the last of a repeated key, so a second
-	// "nodes" would pass unseen (and once had its own cap): keys are
+	// jsontext's decoder here takes a repeated key (encoding/json would
+	// keep the last, so a second "nodes" would pass unseen): keys are
 	// checked here token by token, and inside each value by decodeValue.
 	seen := map[string]bool{} // nodes counts over the whole document
-	for dec.More() {
-		t, err := dec.Token()
+	for dec.PeekKind() != '}' {
+		t, err := dec.ReadToken()
 		if err != nil {
 			return nil, 0, syntaxAt(dec, err)
 		}
-		key, _ := t.(string)
+		key := t.String()
 		if seen[key] {
 			return nil, 0, &offsetError{dec.InputOffset(), fmt.Errorf("the top-level key %q is given twice", key)}
 		}
 		seen[key] = true
 		switch key {
 		case "nodes":
-			if err := expectDelim(dec, '['); err != nil {
-				return nil, 0, err
-			}
-			for dec.More() {
-				if nodes++; nodes > MaxNodes {
-					return nil, 0, &offsetError{dec.InputOffset(), fmt.Errorf("more than %d nodes: a results.json holds one per host of one job: %w", MaxNodes, bounded.ErrTooLarge)}
-				}
-				var n Node
-				where := fmt.Sprintf("nodes[%d]", nodes-1)
-				if err := decodeValue(dec, &n, where); err != nil {
-					return nil, 0, err
-				}
-				if err := checkNode(n, where); err != nil {
-					return nil, 0, &offsetError{dec.InputOffset(), err}
-				}
-				if err := visit(n); err != nil {
-					return nil, 0, err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, 0, syntaxAt(dec, err)
-			}
+			err = decodeNodes(dec, &nodes, visit)
 		case "runs":
-			if err := decodeRuns(dec, &r); err != nil {
-				return nil, 0, err
-			}
+			err = decodeRuns(dec, &r)
 		case "schema":
 			err = decodeValue(dec, &r.Schema, key)
 		case "tool":
@@ -257,7 +236,7 @@ func scan(rd io.Reader, visit func(Node) error) (_ *Results, nodes int, _ error)
 		case "finished":
 			err = decodeValue(dec, &r.Finished, key)
 		default:
-			if err = dec.Skip(); err != nil {
+			if err = dec.SkipValue(); err != nil {
 				err = syntaxAt(dec, err)
 			}
 		}
@@ -268,56 +247,96 @@ func scan(rd io.Reader, visit func(Node) error) (_ *Results, nodes int, _ error)
 	if err := expectDelim(dec, '}'); err != nil {
 		return nil, 0, err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return nil, 0, &offsetError{dec.InputOffset(), errors.New("data after the document")}
 	}
 	return &r, nodes, nil
 }
 
+// decodeNodes reads the nodes array one node at a time, each checked and
+// handed to visit; nodes counts them over the whole document.
+func decodeNodes(dec *bounded.TextDecoder, nodes *int, visit func(Node) error) error {
+	if err := expectDelim(dec, '['); err != nil {
+		return err
+	}
+	for dec.PeekKind() != ']' {
+		if *nodes++; *nodes > MaxNodes {
+			return &offsetError{dec.InputOffset(), fmt.Errorf("more than %d nodes: a results.json holds one per host of one job: %w", MaxNodes, bounded.ErrTooLarge)}
+		}
+		var n Node
+		where := fmt.Sprintf("nodes[%d]", *nodes-1)
+		if err := decodeValue(dec, &n, where); err != nil {
+			return err
+		}
+		if err := checkNode(n, where); err != nil {
+			return &offsetError{dec.InputOffset(), err}
+		}
+		if err := visit(n); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return syntaxAt(dec, err)
+	}
+	return nil
+}
+
 // decodeRuns reads the cross-node runs (one per pair or node count) one
 // by one, like the nodes; null is none.
-func decodeRuns(dec *bounded.Decoder, r *Results) error {
-	t, err := dec.Token()
-	switch {
-	case err != nil:
-		return syntaxAt(dec, err)
-	case t == nil:
+func decodeRuns(dec *bounded.TextDecoder, r *Results) error {
+	switch dec.PeekKind() {
+	case 'n':
+		_, err := dec.ReadToken()
+		if err != nil {
+			return syntaxAt(dec, err)
+		}
 		return nil
-	case t != json.Delim('['):
+	case '[':
+	default:
+		t, err := dec.ReadToken()
+		if err != nil {
+			return syntaxAt(dec, err)
+		}
 		return &offsetError{dec.InputOffset(), fmt.Errorf("runs is %v, not an array", t)}
 	}
+	if _, err := dec.ReadToken(); err != nil {
+		return syntaxAt(dec, err)
+	}
 	r.Runs = []Run{}
-	for dec.More() {
+	for dec.PeekKind() != ']' {
 		var run Run
 		if err := decodeValue(dec, &run, fmt.Sprintf("runs[%d]", len(r.Runs))); err != nil {
 			return err
 		}
 		r.Runs = append(r.Runs, run)
 	}
-	if _, err := dec.Token(); err != nil {
+	if _, err := dec.ReadToken(); err != nil {
 		return syntaxAt(dec, err)
 	}
 	return nil
 }
 
-func expectDelim(dec *bounded.Decoder, want json.Delim) error {
-	t, err := dec.Token()
+func expectDelim(dec *bounded.TextDecoder, want byte) error {
+	t, err := dec.ReadToken()
 	if err != nil {
 		return syntaxAt(dec, err)
 	}
-	if d, ok := t.(json.Delim); !ok || d != want {
+	if t.Kind() != jsontext.Kind(want) {
 		return &offsetError{dec.InputOffset(), fmt.Errorf("want %q, found %v: not a results.json", want, t)}
 	}
 	return nil
 }
 
-func syntaxAt(dec *bounded.Decoder, err error) error {
+func syntaxAt(dec *bounded.TextDecoder, err error) error {
 	var big *bounded.TooLargeError
+	var syn *jsontext.SyntacticError
 	switch {
-	case errors.Is(err, io.EOF):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		err = fmt.Errorf("the document ends early: %w", io.ErrUnexpectedEOF)
 	case errors.As(err, &big):
-		return err // it names the byte the value follows
+		return big // it names the byte the value follows
+	case errors.As(err, &syn):
+		return &offsetError{syn.ByteOffset, syn.Err}
 	}
 	return &offsetError{dec.InputOffset(), err}
 }

@@ -17,12 +17,12 @@ import (
 // encoding/json/v2 (go-json-experiment/json, its mirror) refuses it.
 // Invalid UTF-8 is taken, as encoding/json takes it. where names the
 // value in errors ("nodes[3]", "tool"), which point at the byte.
-func decodeValue(dec *bounded.Decoder, v any, where string) error {
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
+func decodeValue(dec *bounded.TextDecoder, v any, where string) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
 		return syntaxAt(dec, err)
 	}
-	err := jsonv2.Unmarshal(raw, v, jsontext.AllowInvalidUTF8(true))
+	err = jsonv2.Unmarshal(raw, v, jsontext.AllowInvalidUTF8(true))
 	if err == nil {
 		return nil
 	}
