@@ -7,8 +7,9 @@ import (
 )
 
 // Schema names the results.json format; bump it when a field changes
-// meaning.
-const Schema = "gdrcheck.results/v1"
+// meaning. v2 added refs (refs.go): a merged job's node entries that
+// stand for the node's own file.
+const Schema = "gdrcheck.results/v2"
 
 // Node statuses.
 const (
@@ -58,6 +59,10 @@ type Node struct {
 	Profile  string          `json:"profile,omitempty"`  // the baseline profile matched
 	Started  time.Time       `json:"started"`
 	Finished time.Time       `json:"finished"`
+	// Ref is, in a merged job's results.json, the node's own file that
+	// stands for it (refs.go); Scan reads it in its place, so a node
+	// never carries one past a read.
+	Ref string `json:"ref,omitempty"`
 	// Group is the alike nodes this one stands for in a folded job
 	// (fold.go); never in results.json.
 	Group *Group `json:"-"`

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/go-json-experiment/json/jsontext"
 
@@ -156,29 +157,38 @@ var ValueLimit = bounded.Limit{Bytes: 8 << 20, What: "one node or run of a resul
 const MaxNodes = 2*hostlist.MaxNodes + 1
 
 // Scan reads a results.json one node at a time: visit gets each node as
-// it is decoded, and the returned document holds everything but the
-// nodes. A merged job's results.json is never decoded whole: a node or run
-// larger than ValueLimit, or more than MaxNodes nodes, is an error
-// wrapping bounded.ErrTooLarge.
+// it is decoded, a ref's read from the file it names (refs.go), and the
+// returned document holds everything but the nodes. A merged job's
+// results.json is never decoded whole: a node or run larger than
+// ValueLimit, or more than MaxNodes nodes, is an error wrapping
+// bounded.ErrTooLarge.
 func Scan(path string, visit func(Node) error) (*Results, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ScanFile(f, -1, visit)
+	rr := &refReader{dir: filepath.Dir(path)}
+	defer rr.close()
+	return scanFile(f, path, -1, visit, rr.node)
 }
 
 // ScanFile is Scan of a file its caller opened (through a root, checked
 // to be a regular file), named by f.Name(), reading at most max bytes of
-// it (-1: no cap but the values' and the nodes').
+// it (-1: no cap but the values' and the nodes'). It reads a node's own
+// results.json: a ref there is an error.
 func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
-	path := f.Name()
+	return scanFile(f, f.Name(), max, visit, nil)
+}
+
+// scanFile is ScanFile with resolve reading each ref (nil: refs are
+// refused).
+func scanFile(f *os.File, path string, max int64, visit func(Node) error, resolve func(Node) (Node, error)) (*Results, error) {
 	var rd io.Reader = f
 	if max >= 0 {
 		rd = io.LimitReader(f, max)
 	}
-	r, nodes, err := scan(bufio.NewReaderSize(rd, 64<<10), visit)
+	r, nodes, err := scan(bufio.NewReaderSize(rd, 64<<10), visit, resolve)
 	if err != nil {
 		var at *offsetError
 		if errors.As(err, &at) {
@@ -192,8 +202,8 @@ func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
 		}
 		return nil, fmt.Errorf("reading %q: %w", path, err)
 	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("reading %q: schema %q, want %q", path, r.Schema, Schema)
+	if r.Schema != Schema && r.Schema != SchemaV1 {
+		return nil, fmt.Errorf("reading %q: schema %q, want %q (or the previous %q)", path, r.Schema, Schema, SchemaV1)
 	}
 	if nodes == 0 {
 		// Nothing was judged: passing it would pass an empty run.
@@ -202,7 +212,7 @@ func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
 	return r, nil
 }
 
-func scan(rd io.Reader, visit func(Node) error) (_ *Results, nodes int, _ error) {
+func scan(rd io.Reader, visit func(Node) error, resolve func(Node) (Node, error)) (_ *Results, nodes int, _ error) {
 	dec := bounded.NewTextDecoder(rd, ValueLimit)
 	var r Results
 	if err := expectDelim(dec, '{'); err != nil {
@@ -224,7 +234,7 @@ func scan(rd io.Reader, visit func(Node) error) (_ *Results, nodes int, _ error)
 		seen[key] = true
 		switch key {
 		case "nodes":
-			err = decodeNodes(dec, &nodes, visit)
+			err = decodeNodes(dec, &r, &nodes, visit, resolve)
 		case "runs":
 			err = decodeRuns(dec, &r)
 		case "schema":
@@ -253,9 +263,10 @@ func scan(rd io.Reader, visit func(Node) error) (_ *Results, nodes int, _ error)
 	return &r, nodes, nil
 }
 
-// decodeNodes reads the nodes array one node at a time, each checked and
-// handed to visit; nodes counts them over the whole document.
-func decodeNodes(dec *bounded.TextDecoder, nodes *int, visit func(Node) error) error {
+// decodeNodes reads the nodes array one node at a time, each checked,
+// a ref read through resolve, and handed to visit; nodes counts them over
+// the whole document.
+func decodeNodes(dec *bounded.TextDecoder, r *Results, nodes *int, visit func(Node) error, resolve func(Node) (Node, error)) error {
 	if err := expectDelim(dec, '['); err != nil {
 		return err
 	}
@@ -268,7 +279,12 @@ func decodeNodes(dec *bounded.TextDecoder, nodes *int, visit func(Node) error) e
 		if err := decodeValue(dec, &n, where); err != nil {
 			return err
 		}
-		if err := checkNode(n, where); err != nil {
+		if n.Ref != "" {
+			var err error
+			if n, err = readRef(r, n, where, resolve); err != nil {
+				return &offsetError{dec.InputOffset(), err}
+			}
+		} else if err := checkNode(n, where); err != nil {
 			return &offsetError{dec.InputOffset(), err}
 		}
 		if err := visit(n); err != nil {
@@ -279,6 +295,26 @@ func decodeNodes(dec *bounded.TextDecoder, nodes *int, visit func(Node) error) e
 		return syntaxAt(dec, err)
 	}
 	return nil
+}
+
+// readRef checks a ref and reads the node it stands for; only a
+// document of schema v2, whose schema comes first as the Encoder writes
+// it, holds refs.
+func readRef(r *Results, ref Node, where string, resolve func(Node) (Node, error)) (Node, error) {
+	if r.Schema != Schema {
+		return Node{}, fmt.Errorf("%s: a ref in a results.json of schema %q: refs came with %q, named before the nodes", where, r.Schema, Schema)
+	}
+	if resolve == nil {
+		return Node{}, fmt.Errorf("%s: %w", where, errRefHere)
+	}
+	if err := checkRef(ref, where); err != nil {
+		return Node{}, err
+	}
+	n, err := resolve(ref)
+	if err != nil {
+		return Node{}, fmt.Errorf("%s (named %q): %w", where, ref.Name, err)
+	}
+	return n, nil
 }
 
 // decodeRuns reads the cross-node runs (one per pair or node count) one
