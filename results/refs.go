@@ -144,6 +144,7 @@ type Index struct {
 	entries []Node   // held nodes and refs, in order
 	byName  map[string]int
 	rr      *refReader
+	path    string
 }
 
 // OpenIndex reads path's head and node entries, checked as Scan checks
@@ -154,7 +155,7 @@ func OpenIndex(path string) (*Index, error) {
 		return nil, err
 	}
 	defer f.Close()
-	x := &Index{byName: map[string]int{}, rr: &refReader{dir: filepath.Dir(path)}}
+	x := &Index{byName: map[string]int{}, rr: &refReader{dir: filepath.Dir(path)}, path: path}
 	keep := func(n Node) (Node, error) { return n, nil }
 	head, err := scanFile(f, path, -1, func(n Node) error {
 		x.byName[n.Name] = len(x.entries)
@@ -188,7 +189,7 @@ func (x *Index) At(i int) (Node, error) {
 	}
 	full, err := x.rr.node(n)
 	if err != nil {
-		return Node{}, fmt.Errorf("nodes[%d] (named %q): %w", i, n.Name, err)
+		return Node{}, fmt.Errorf("reading %s: nodes[%d] (named %q): %w", x.path, i, n.Name, err)
 	}
 	return full, nil
 }
