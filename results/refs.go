@@ -150,14 +150,9 @@ type Index struct {
 // OpenIndex reads path's head and node entries, checked as Scan checks
 // them, and none of the files its refs name.
 func OpenIndex(path string) (*Index, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	x := &Index{byName: map[string]int{}, rr: &refReader{dir: filepath.Dir(path)}, path: path}
 	keep := func(n Node) (Node, error) { return n, nil }
-	head, err := scanFile(f, path, -1, func(n Node) error {
+	head, err := scanPath(path, func(n Node) error {
 		x.byName[n.Name] = len(x.entries)
 		x.entries = append(x.entries, n)
 		return nil
@@ -165,6 +160,7 @@ func OpenIndex(path string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
+	head.groups = nil
 	x.Head = head
 	return x, nil
 }

@@ -171,3 +171,58 @@ func TestAV1MergedJobStillReads(t *testing.T) {
 		t.Errorf("node1 of the index: %v %v %+v", ok, err, n)
 	}
 }
+
+func TestReadFoldedTakesAMergedJobsGroupsWithoutReadingItsRefs(t *testing.T) {
+	dir := t.TempDir()
+	var b bytes.Buffer
+	e := NewLineEncoder(&b)
+	f := NewFolder(0)
+	for i := range 12 {
+		name := "node" + string(rune('a'+i))
+		n := Node{Name: name, Status: NodeEvaluated, Facts: []Fact{{Name: "gpus", Value: "8"}}, Evidence: json.RawMessage(`{"x": 1}`),
+			Suites: []Suite{{Name: "kernel", Specs: []Spec{{Name: "loads", State: StatePassed}}}}}
+		if i == 5 {
+			n.Suites[0].Specs[0] = Spec{Name: "loads", State: StateFailed, Message: "no module on " + name}
+			e.Node(n)
+		} else {
+			e.Ref(name, nil) // no file behind it: it must not be read
+		}
+		f.Add(n)
+	}
+	want := f.Nodes()
+	if err := e.EndFolded(&Results{Tool: Tool{Version: "t"}}, want); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "results.json")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ReadFolded(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Folded() || r.NodeCount() != 12 || len(r.Nodes) != len(want) {
+		t.Fatalf("folded %v, %d nodes in %d entries; want 12 in %d", r.Folded(), r.NodeCount(), len(r.Nodes), len(want))
+	}
+	got, _ := json.Marshal(r.Nodes)
+	exp, _ := json.Marshal(want)
+	if !bytes.Equal(got, exp) {
+		t.Errorf("groups read back differ:\n got %s\nwant %s", got, exp)
+	}
+	for i := range want {
+		if (want[i].Group == nil) != (r.Nodes[i].Group == nil) || want[i].Size() != r.Nodes[i].Size() {
+			t.Errorf("entry %d: group %v of %d, want %v of %d", i, r.Nodes[i].Group != nil, r.Nodes[i].Size(), want[i].Group != nil, want[i].Size())
+		}
+	}
+	// Groups naming a node the entries do not hold are refused.
+	bad := bytes.Replace(b.Bytes(), []byte(`"groups": [`+"\n    "+`{"name":"nodea"`), []byte(`"groups": [`+"\n    "+`{"name":"nodez"`), 1)
+	if bytes.Equal(bad, b.Bytes()) {
+		t.Fatal("the test's edit did not apply")
+	}
+	if err := os.WriteFile(p, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFolded(p); err == nil || !strings.Contains(err.Error(), "do not stand for its node entries") {
+		t.Errorf("groups of another node: %v", err)
+	}
+}

@@ -37,6 +37,9 @@ type Results struct {
 	// Runs are measurements across nodes (multi-node collectives,
 	// scaling); node-local ones are in Node.Runs.
 	Runs []Run `json:"runs,omitempty"`
+	// groups are a merged job's folded nodes as read (folded.go), for
+	// ReadFolded alone.
+	groups []Node
 }
 
 // Tool says which gdrcheck made the results and how it was called.

@@ -27,6 +27,9 @@ type Encoder struct {
 	// lines writes each node compact on a line of its own
 	// (NewLineEncoder).
 	lines bool
+	// groups writes folded under "groups" (EndFolded).
+	groups bool
+	folded []Node
 }
 
 // NewEncoder starts a results.json on w.
@@ -129,6 +132,9 @@ func (e *Encoder) End(head *Results) error {
 		e.write("\n  ")
 	}
 	e.write("],\n")
+	if e.groups {
+		e.writeGroups()
+	}
 	e.field("tool", head.Tool, true)
 	e.field("started", head.Started, true)
 	if len(head.Runs) > 0 {
@@ -170,7 +176,11 @@ func Scan(path string, visit func(Node) error) (*Results, error) {
 	defer f.Close()
 	rr := &refReader{dir: filepath.Dir(path)}
 	defer rr.close()
-	return scanFile(f, path, -1, visit, rr.node)
+	r, err := scanFile(f, path, -1, visit, rr.node)
+	if r != nil {
+		r.groups = nil // ReadFolded's
+	}
+	return r, err
 }
 
 // ScanFile is Scan of a file its caller opened (through a root, checked
@@ -178,7 +188,11 @@ func Scan(path string, visit func(Node) error) (*Results, error) {
 // it (-1: no cap but the values' and the nodes'). It reads a node's own
 // results.json: a ref there is an error.
 func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
-	return scanFile(f, f.Name(), max, visit, nil)
+	r, err := scanFile(f, f.Name(), max, visit, nil)
+	if r != nil {
+		r.groups = nil // ReadFolded's
+	}
+	return r, err
 }
 
 // scanFile is ScanFile with resolve reading each ref (nil: refs are
@@ -237,6 +251,8 @@ func scan(rd io.Reader, visit func(Node) error, resolve func(Node) (Node, error)
 			err = decodeNodes(dec, &r, &nodes, visit, resolve)
 		case "runs":
 			err = decodeRuns(dec, &r)
+		case "groups":
+			err = decodeGroups(dec, &r)
 		case "schema":
 			err = decodeValue(dec, &r.Schema, key)
 		case "tool":
@@ -410,18 +426,6 @@ func lineCol(f io.ReaderAt, off int64) (line, col int) {
 func (n Node) Slim() Node {
 	n.Evidence = nil
 	return n
-}
-
-// ReadFolded reads a results.json as a merged job's reports take it:
-// slimmed, and folded past FoldAbove nodes (fold.go).
-func ReadFolded(path string) (*Results, error) {
-	f := NewFolder(0)
-	r, err := Scan(path, func(n Node) error { f.Add(n); return nil })
-	if err != nil {
-		return nil, err
-	}
-	r.Nodes = f.Nodes()
-	return r, nil
 }
 
 // ReadSlim reads a results.json with its nodes slimmed: every report can

@@ -222,7 +222,7 @@ func (mg *merger) write(expected []string) error {
 	}
 	mg.res.Finished = time.Now().UTC()
 	mg.res.Nodes = mg.fold.Nodes()
-	return mg.enc.End(mg.res)
+	return mg.enc.EndFolded(mg.res, mg.res.Nodes)
 }
 
 // add shows n to the judge, amends it, writes it in full and keeps its
