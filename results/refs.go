@@ -101,12 +101,12 @@ func (rr *refReader) node(ref Node) (Node, error) {
 		}
 		rr.root = root
 	}
+	path := filepath.Join(rr.dir, filepath.FromSlash(ref.Ref))
 	f, err := rr.root.Open(ref.Ref)
 	if err != nil {
-		return Node{}, fmt.Errorf("its ref: %w", err)
+		return Node{}, fmt.Errorf("its ref %s: %w", path, err)
 	}
 	defer f.Close()
-	path := filepath.Join(rr.dir, filepath.FromSlash(ref.Ref))
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return Node{}, fmt.Errorf("its ref %s: not a regular file", path)
 	}
