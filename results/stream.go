@@ -151,8 +151,9 @@ func (e *Encoder) End(head *Results) error {
 // What Scan reads of a results.json: it is decoded one node (or run) at a
 // time, each at most ValueLimit.Bytes, and at most MaxNodes nodes. The
 // node of an 8-GPU, 8-NIC host with every suite is about 90 KB
-// (fixtures/results, BenchmarkCollect1024Nodes), so a merged job of 1024
-// nodes is about 90 MB yet never holds more than one node's bytes.
+// (fixtures/results, BenchmarkCollect1024Nodes); a merged job refers to
+// its healthy nodes' own files (refs.go), and a reader never holds more
+// than one node's bytes.
 var ValueLimit = bounded.Limit{Bytes: 8 << 20, What: "one node or run of a results.json",
 	Why: "the node of an 8-GPU host with every suite is about 90 KB"}
 
