@@ -69,7 +69,7 @@ func checkRef(n Node, where string) error {
 	if n.Ref != RefFile(n.Name) {
 		return fmt.Errorf("%s: ref %q: want %q, the node's own results.json", where, bounded.ClipString(n.Ref, 300), RefFile(n.Name))
 	}
-	if n.Status != "" || n.Reason != "" || n.Facts != nil || n.GPUs != nil || n.Evidence != nil || n.Runs != nil ||
+	if n.Status != "" || n.Reason != "" || n.Facts != nil || n.GPUs != nil || n.Evidence != nil || n.Runs != nil || n.Steps != nil ||
 		n.Profile != "" || !n.Started.IsZero() || !n.Finished.IsZero() {
 		return fmt.Errorf("%s: a ref holds only name, ref and the suites the merge added", where)
 	}

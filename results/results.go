@@ -69,6 +69,10 @@ type Node struct {
 	// Group is the alike nodes this one stands for in a folded job
 	// (fold.go); never in results.json.
 	Group *Group `json:"-"`
+
+	// Steps are the run's steps that are not specs, each with its wall
+	// time (steps.go), in the order they ran.
+	Steps []Step `json:"steps,omitempty"`
 }
 
 // GPU is one GPU as monitoring and comparisons need it, without the raw

@@ -65,6 +65,9 @@ func checkNode(n Node, where string) error {
 		return err
 	}
 	where = fmt.Sprintf("%s (named %q)", where, bounded.ClipString(n.Name, 80))
+	if err := checkSteps(n.Steps, where); err != nil {
+		return err
+	}
 	if len(n.Facts) > 0 || n.Counts().Tests > 0 {
 		return nil
 	}

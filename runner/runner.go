@@ -13,6 +13,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
 	"github.com/gdrcheck/gdrcheck/harness/mpi"
 	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/internal/stopwatch"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 	"github.com/gdrcheck/gdrcheck/suites/knownbad"
@@ -98,6 +99,7 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 		Started: time.Now().UTC(),
 	}
 	n := results.Node{Started: res.Started}
+	w := stopwatch.Start()
 	var ev *node.Evidence
 	// /dev before NVML runs: it creates device nodes it misses.
 	var devs node.DeviceView
@@ -105,18 +107,20 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 		devs = node.ObserveDevices()
 	}
 	h, err := node.Open(opt.HostRoot)
+	w.Lap("open the host root")
 	if err != nil {
 		hostUnreadable(opt, &n, err)
 	} else {
-		if ev, err = collectEvidence(opt, h, devs); err != nil {
+		if ev, err = collectEvidence(opt, h, devs, w); err != nil {
 			return nil, nil, err
 		}
-		r := &nodeRun{opt: opt, store: store, h: h, ev: ev, n: &n,
+		r := &nodeRun{opt: opt, store: store, h: h, ev: ev, n: &n, w: w,
 			sc: &suites.Context{Evidence: ev, Config: opt.Config}}
 		if err := r.run(); err != nil {
 			return nil, nil, err
 		}
 	}
+	n.Steps = steps(w)
 	n.Finished = time.Now().UTC()
 	res.Finished = n.Finished
 	res.Nodes = []results.Node{n}
@@ -139,14 +143,25 @@ func hostUnreadable(opt Options, n *results.Node, err error) {
 // collectEvidence reads the host: the node's evidence, the GPUDirect
 // probe where a suite needs it, and the container's view where the
 // container suite runs.
-func collectEvidence(opt Options, h node.Host, devs node.DeviceView) (*node.Evidence, error) {
+func collectEvidence(opt Options, h node.Host, devs node.DeviceView, w *stopwatch.Watch) (*node.Evidence, error) {
 	src := node.DefaultSources(h)
 	if opt.Sources != nil {
 		src = *opt.Sources
 	}
+	probe := suites.NeedProbe(opt.Suites)
+	if probe && h.Live() && opt.Sources == nil {
+		// cuInit runs beside the reads below, not after them.
+		node.WarmCUDA()
+	}
+	w.Lap("the NVML and GPUDirect sources")
 	ev := node.Collect(h, src)
-	if suites.NeedProbe(opt.Suites) {
+	for _, l := range ev.Timings.Laps {
+		w.Add("evidence: "+l.Name, l.Took)
+	}
+	w.Lap("read the node's evidence (its evidence: steps)")
+	if probe {
 		ev.ProbeGPUDirect(src.GPUDirect, src.GPUDirectErr)
+		w.Lap("GPUDirect probe: libcuda and libibverbs")
 	}
 	// Run alone, the container suite judges a container given no GPU
 	// (NVML unreachable there) instead of calling the node unevaluable.
@@ -160,6 +175,7 @@ func collectEvidence(opt Options, h node.Host, devs node.DeviceView) (*node.Evid
 		if alone {
 			ev.KeepWithoutGPUs()
 		}
+		w.Lap("the container's view")
 	}
 	ev.Relabel(opt.HostLabel)
 	return ev, nil
@@ -174,6 +190,7 @@ type nodeRun struct {
 	ev    *node.Evidence
 	sc    *suites.Context
 	n     *results.Node
+	w     *stopwatch.Watch // the steps' wall times
 }
 
 // run fills in the node's entry: its facts, the benchmarks' runs and
@@ -185,6 +202,7 @@ func (r *nodeRun) run() error {
 	if b, err := json.Marshal(ev); err == nil {
 		n.Evidence = b
 	}
+	r.w.Lap("facts and the evidence's JSON")
 	// Matched before the runs to size them, and again after, once the
 	// NCCL version is known.
 	r.match("")
@@ -193,7 +211,9 @@ func (r *nodeRun) run() error {
 	if ev.Fatal() == nil {
 		printKnownBad(r.opt.Progress, knownbad.FromEvidence(ev, ""))
 	}
+	r.w.Lap("baseline match and known-bad versions")
 	r.benchmarks()
+	r.w.Lap("benchmarks")
 	if b := r.sc.Baseline; b != nil {
 		n.Profile = b.Profile.Name
 		n.Facts = append(n.Facts, results.Fact{Name: "profile", Value: n.Profile})
@@ -271,6 +291,7 @@ func (r *nodeRun) judge() error {
 	opt, n := r.opt, r.n
 	var err error
 	n.Suites, err = suites.Run(r.sc, suites.RunOptions{Ctx: opt.Ctx, Areas: opt.Suites, Timeout: opt.Timeout, Progress: opt.Progress, Verbose: opt.Verbose})
+	r.w.Lap("suites")
 	if err != nil {
 		return err
 	}
@@ -350,4 +371,13 @@ func printable(s string) string {
 		}
 		return '?'
 	}, s)
+}
+
+// steps are the watch's laps as results.json holds them.
+func steps(w *stopwatch.Watch) []results.Step {
+	out := make([]results.Step, 0, len(w.Laps))
+	for _, l := range w.Laps {
+		out = append(out, results.Step{Name: l.Name, Duration: l.Took.Seconds()})
+	}
+	return out
 }

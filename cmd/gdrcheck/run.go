@@ -98,7 +98,7 @@ exit code alone.`,
 	f.DurationVar(&r.timeout, "timeout", time.Hour, "give up on the suites after this long")
 	f.StringVar(&r.format, "format", "text", "table format: text or markdown")
 	f.BoolVarP(&r.quiet, "quiet", "q", false, "no progress on stderr")
-	f.BoolVarP(&r.verbose, "verbose", "v", false, "also Ginkgo's own report on stderr: each failure with its source location (its skipped count includes the specs of suites not selected)")
+	f.BoolVarP(&r.verbose, "verbose", "v", false, "also Ginkgo's own report on stderr: each failure with its source location (its skipped count includes the specs of suites not selected); and a table of the slowest steps and specs, from the durations results.json records")
 	f.BoolVar(&r.tcProps, "junit-testcase-properties", false, "add <properties> to JUnit testcases (Jenkins JUnit plugin keepProperties; not valid xUnit junit-10.xsd)")
 	f.StringVar(&r.ncclDir, "nccl-tests-dir", "", "`DIR` holding the cluster's nccl-tests binaries (all_reduce_perf...); default: PATH")
 	f.DurationVar(&r.ncclTimeout, "nccl-timeout", 10*time.Minute, "give up on one nccl-tests run after this long")
@@ -202,6 +202,11 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	}
 	if err := printTables(stdout, res, r.format); err != nil {
 		return err
+	}
+	if r.verbose {
+		if err := printTimings(stdout, res, r.format); err != nil {
+			return err
+		}
 	}
 	printPaths(stdout, r.out)
 	printPromPath(stdout, r.promTextfile)
@@ -334,6 +339,20 @@ func printTables(w io.Writer, res *results.Results, format string) error {
 	reports.WriteSkips(w, res, format)
 	if res.Folded() {
 		fmt.Fprintln(w, "A node's full detail: gdrcheck report DIR --node NAME")
+	}
+	return nil
+}
+
+// printTimings shows each node's slowest steps and specs, for -v.
+func printTimings(w io.Writer, res *results.Results, format string) error {
+	for _, n := range res.Nodes {
+		if len(n.Steps) == 0 {
+			continue
+		}
+		fmt.Fprintln(w)
+		if err := reports.TimingTable(n, 12).Render(w, format); err != nil {
+			return err
+		}
 	}
 	return nil
 }

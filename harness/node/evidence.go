@@ -12,6 +12,7 @@ import (
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
+	"github.com/gdrcheck/gdrcheck/internal/stopwatch"
 )
 
 // Evidence is everything collected about one node, once per run. Suites
@@ -47,6 +48,9 @@ type Evidence struct {
 	// have: left out of GPUs, since no check can place them.
 	NVMLOnly []string  `json:"nvml_only_gpus,omitempty"` // NVML's GPUs missing from sys/bus/pci/devices; optional
 	Problems []Problem `json:"problems,omitempty"`       // every source above that failed; optional
+	// Timings are the steps of reading the node, in order; results.json
+	// carries them beside the node, not in its evidence.
+	Timings *stopwatch.Watch `json:"-"`
 }
 
 // HostFacts names the node and its software.
@@ -213,6 +217,11 @@ const nvmlRecording = "gdrcheck/nvml.json"
 // cannot read becomes a Problem naming the file or library.
 func Collect(h Host, src Sources) *Evidence {
 	e := &Evidence{Host: HostFacts{Root: h.Root()}}
+	clk := stopwatch.Start()
+	e.Timings = clk
+	nv := startNVML(h, src)
+	// An early return still waits, so no NVML call outlives Collect.
+	defer func() { <-nv.done }()
 	e.Host.Hostname, _ = readString(h.proc("sys", "kernel", "hostname"))
 	if k, err := h.kernelRelease(); err == nil {
 		e.Host.Kernel = k
@@ -221,6 +230,7 @@ func Collect(h Host, src Sources) *Evidence {
 	}
 
 	pci, err := h.PCIDevices()
+	clk.Lap("procfs and sysfs: host and PCI devices")
 	if err != nil {
 		e.problem("sysfs", true, err)
 		return e
@@ -232,7 +242,7 @@ func Collect(h Host, src Sources) *Evidence {
 		}
 	}
 
-	nf, nvmlOK := e.collectNVML(h, src)
+	nf, nvmlOK := nv.join(e, clk)
 	e.GPUs, e.NVMLOnly, err = mergeGPUs(h, nf.GPUs, sysGPUs)
 	if err != nil {
 		e.problem("sysfs", true, err)
@@ -249,6 +259,7 @@ func Collect(h Host, src Sources) *Evidence {
 		e.incomplete(SourceGPUs, fmt.Errorf("sysfs has NVIDIA GPU(s) %s that NVML does not list", gpuBusIDs(hidden)), notListed)
 	}
 
+	clk.Lap("sysfs: GPUs")
 	rm, err := h.RDMAMap()
 	if err != nil {
 		e.problem("rdmamap", false, err)
@@ -259,13 +270,16 @@ func Collect(h Host, src Sources) *Evidence {
 		return e
 	}
 
+	clk.Lap("sysfs: RDMA NICs")
 	e.Paths = paths(e.GPUs, e.NICs, pci)
 	e.collectPCIe(h, pci)
 	e.collectACS(h, pci)
 	e.collectIOMMU(h)
+	clk.Lap("sysfs: paths, PCIe, ACS, IOMMU")
 	if e.Kernel, err = h.Kernel(); err != nil {
 		e.problem("kernel", false, err)
 	}
+	clk.Lap("kernel: modules, driver, log")
 	e.nameDriverCauses()
 	// Only the scheduler's maps use the topology: where it is absent
 	// they leave the cores out and say so.
@@ -284,6 +298,7 @@ func Collect(h Host, src Sources) *Evidence {
 	} else if len(o.Settings) > 0 || o.Topo != nil || len(o.Unreadable) > 0 {
 		e.Overrides = &o
 	}
+	clk.Lap("cores, NCCL library, overrides")
 	return e
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
+	"time"
 
 	"github.com/gdrcheck/gdrcheck/harness/node/libcuda"
 	"github.com/gdrcheck/gdrcheck/harness/node/libverbs"
@@ -19,19 +21,16 @@ func probeLive(rails map[string][]string) (CUDAFacts, VerbsFacts) {
 	if vl != nil {
 		defer vl.Close()
 	}
-	cl, err := libcuda.Open()
-	if err != nil {
-		cf.Error = err.Error()
+	c := initCUDA()
+	cf.DriverVersion = c.driverVersion
+	if c.err != nil {
+		cf.Error = c.err.Error()
 		return cf, vf
 	}
-	defer cl.Close()
-	if v, err := cl.DriverVersion(); err == nil {
-		cf.DriverVersion = v
-	}
-	if err := cl.Init(); err != nil {
-		cf.Error = err.Error()
-		return cf, vf
-	}
+	cl := c.lib
+	// Released after the buffers' own releases, so each context is made
+	// once.
+	defer warmContexts()()
 	n, err := cl.DeviceCount()
 	if err != nil {
 		cf.Error = err.Error()
@@ -103,6 +102,65 @@ func probeLive(rails map[string][]string) (CUDAFacts, VerbsFacts) {
 		cf.GPUs = append(cf.GPUs, g)
 	}
 	return cf, vf
+}
+
+// cudaInit is libcuda opened and initialised, once per process, with a
+// primary context on every GPU: cuInit is the floor of a quick gate (0.11
+// s on an H200) and a context costs as much again, so WarmCUDA starts both
+// while the node's files and NVML are read, and the probe finds them done.
+// The library stays open: libcuda is never unloaded anyway (RTLD_NODELETE),
+// and a second cuInit would cost nothing.
+type cudaInit struct {
+	lib           *libcuda.Lib
+	driverVersion int
+	err           error
+}
+
+var initCUDA = sync.OnceValue(func() cudaInit {
+	var c cudaInit
+	l, err := libcuda.Open()
+	if err != nil {
+		c.err = err
+		return c
+	}
+	if v, err := l.DriverVersion(); err == nil {
+		c.driverVersion = v
+	}
+	if err := l.Init(); err != nil {
+		_ = l.Close() // the error that matters is Init's
+		c.err = err
+		return c
+	}
+	c.lib = l
+	return c
+})
+
+// warmContexts retains every GPU's primary context, once initCUDA is done;
+// it returns the release, which the probe calls once its buffers are freed.
+var warmContexts = sync.OnceValue(func() func() error {
+	c := initCUDA()
+	if c.err != nil {
+		return func() error { return nil }
+	}
+	n, err := c.lib.DeviceCount()
+	if err != nil {
+		return func() error { return nil }
+	}
+	return c.lib.RetainPrimaryContexts(n)
+})
+
+// WarmCUDA starts loading and initialising libcuda, and the contexts, in
+// the background, for
+// a live run whose suites will probe GPUDirect (runner); the probe waits
+// for it. Calling it more than once is harmless.
+func WarmCUDA() { go warmContexts() }
+
+// CUDAInitTime times dlopen and cuInit alone in this process, for
+// `gdrcheck debug cuinit`: the floor a quick gate is measured against.
+func CUDAInitTime() (time.Duration, int, error) {
+	start := time.Now()
+	c := initCUDA()
+	return time.Since(start), c.driverVersion, c.err
 }
 
 func attribute(l *libcuda.Lib, ordinal int, a libcuda.Attribute) *int {

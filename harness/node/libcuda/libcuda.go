@@ -74,7 +74,9 @@ import "C"
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -374,4 +376,44 @@ func cstring(buf []byte) string {
 		buf = buf[:i]
 	}
 	return string(buf)
+}
+
+// RetainPrimaryContexts retains the primary context of devices 0..n-1,
+// each on its own goroutine: creating a context is most of what probing a
+// GPU costs (a tenth of a second or more each), so a probe that starts it
+// early, beside other work, and on every GPU at once, then finds its
+// WithBuffer cheap. Failures are left for WithBuffer to meet and report.
+// The returned release drops what was retained; it may be called more than
+// once, and must be before the benchmarks: a context held here would keep
+// memory on every GPU, and in EXCLUSIVE_PROCESS compute mode lock the
+// benchmarks out. Init must have been called.
+func (l *Lib) RetainPrimaryContexts(n int) (release func() error) {
+	retained := make([]bool, n)
+	devs := make([]C.CUdevice, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := l.device(i)
+			if err != nil {
+				return
+			}
+			if _, err := l.primaryCtxRetain(d); err == nil {
+				devs[i], retained[i] = d, true
+			}
+		}()
+	}
+	wg.Wait()
+	return sync.OnceValue(func() error {
+		var errs []error
+		for i, ok := range retained {
+			if ok {
+				if err := l.primaryCtxRelease(devs[i]); err != nil {
+					errs = append(errs, fmt.Errorf("GPU %d: %w", i, err))
+				}
+			}
+		}
+		return errors.Join(errs...)
+	})
 }
