@@ -51,3 +51,67 @@ func ReadAheadFunc(n int, readOne func(i int) (*Results, error)) (next func(i in
 	}
 	return next, stop
 }
+
+// IndexAhead is an Index whose nodes are read on every CPU ahead of a
+// reader that asks for them in a known order: a comparison takes the
+// run after's nodes in order and, for each, its namesake in the run
+// before. A node asked for out of that order is read then.
+type IndexAhead struct {
+	*Index
+	order []int
+	pos   int
+	next  func(i int) (*Results, error)
+	stop  func()
+}
+
+// Ahead reads x's nodes order[0], order[1] ... ahead; Stop ends it.
+func (x *Index) Ahead(order []int) *IndexAhead {
+	a := &IndexAhead{Index: x, order: order}
+	a.next, a.stop = ReadAheadFunc(len(order), func(i int) (*Results, error) {
+		n, err := x.At(order[i])
+		if err != nil {
+			return nil, err
+		}
+		return &Results{Nodes: []Node{n}}, nil
+	})
+	return a
+}
+
+// At is the Index's, from the read-ahead where i is the next in order.
+func (a *IndexAhead) At(i int) (Node, error) {
+	if a.pos < len(a.order) && a.order[a.pos] == i {
+		r, err := a.next(a.pos)
+		a.pos++
+		if err != nil {
+			return Node{}, err
+		}
+		return r.Nodes[0], nil
+	}
+	return a.Index.At(i)
+}
+
+// Node is the Index's, through At.
+func (a *IndexAhead) Node(name string) (Node, bool, error) {
+	i, ok := a.byName[name]
+	if !ok {
+		return Node{}, false, nil
+	}
+	n, err := a.At(i)
+	return n, err == nil, err
+}
+
+// Stop ends the readers.
+func (a *IndexAhead) Stop() { a.stop() }
+
+// Order is where each of names is in x (the last of that name), in the
+// order of names, leaving out those x lacks: the order x's namesakes of
+// another run's nodes are asked for.
+func (x *Index) Order(names []string) []int {
+	var out []int
+	for _, n := range names {
+		if i, ok := x.byName[n]; ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
 	"github.com/gdrcheck/gdrcheck/internal/hostlist"
@@ -81,7 +82,9 @@ func checkRef(n Node, where string) error {
 // outside it.
 type refReader struct {
 	dir  string
+	once sync.Once // opens root, for readers on several CPUs
 	root *os.Root
+	err  error
 }
 
 func (rr *refReader) close() {
@@ -94,12 +97,9 @@ func (rr *refReader) close() {
 // is, its raw logs relative to the merged file, and the ref's suites
 // added.
 func (rr *refReader) node(ref Node) (Node, error) {
-	if rr.root == nil {
-		root, err := os.OpenRoot(rr.dir)
-		if err != nil {
-			return Node{}, err
-		}
-		rr.root = root
+	rr.once.Do(func() { rr.root, rr.err = os.OpenRoot(rr.dir) })
+	if rr.err != nil {
+		return Node{}, rr.err
 	}
 	path := filepath.Join(rr.dir, filepath.FromSlash(ref.Ref))
 	f, err := rr.root.Open(ref.Ref)
@@ -200,6 +200,12 @@ func (x *Index) Node(name string) (Node, bool, error) {
 	n, err := x.At(i)
 	return n, err == nil, err
 }
+
+// Tool is the head's.
+func (x *Index) Tool() Tool { return x.Head.Tool }
+
+// Runs are the head's cross-node runs.
+func (x *Index) Runs() []Run { return x.Head.Runs }
 
 // Close releases the root refs are read through.
 func (x *Index) Close() { x.rr.close() }

@@ -8,7 +8,7 @@ import (
 )
 
 // Source is a run's nodes as a comparison reads them, one at a time: in
-// order, or by name. A merged job's (results.Index) reads each node from
+// order, or by name. A merged job's (results.Index, IndexAhead) reads each node from
 // its own file when asked, so two jobs of 16,384 nodes compare in the
 // memory of a few nodes and the verdicts.
 type Source interface {
@@ -56,14 +56,6 @@ func CompareSources(before, after Source, opt Options) (*results.Results, error)
 	out.Finished = time.Now().UTC()
 	return out, nil
 }
-
-// Indexed is a results.Index as a Source.
-func Indexed(x *results.Index) Source { return indexed{x} }
-
-type indexed struct{ *results.Index }
-
-func (x indexed) Tool() results.Tool  { return x.Head.Tool }
-func (x indexed) Runs() []results.Run { return x.Head.Runs }
 
 // memory is a run held whole as a Source.
 func memory(r *results.Results) Source {
