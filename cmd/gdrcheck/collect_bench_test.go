@@ -142,10 +142,13 @@ func benchCollect(b *testing.B, n int) {
 	prom := filepath.Join(b.TempDir(), "job.prom")
 	floor, nodeBytes := readNodeFiles(b, dir)
 	var peak int64
+	var cpu time.Duration
 	for b.Loop() {
-		peak = max(peak, runPeak(b, []int{0, 1}, "collect", dir, "--prom-textfile", prom))
+		p, c := runPeak(b, []int{0, 1}, "collect", dir, "--prom-textfile", prom)
+		peak, cpu = max(peak, p), cpu+c
 	}
 	b.ReportMetric(float64(peak)/1024, "MiB-peak-rss")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "s-cpu/op")
 	b.ReportMetric(floor.Seconds(), "s-read-node-files")
 	b.ReportMetric(float64(nodeBytes)/(1<<20), "MiB-node-files")
 	for _, f := range []string{"results.json", "junit.xml", "report.html"} {
@@ -159,8 +162,10 @@ func benchCollect(b *testing.B, n int) {
 }
 
 // runPeak runs gdrcheck with args, wanting one of the exit codes, and
-// returns its peak RSS in KiB.
-func runPeak(b *testing.B, codes []int, args ...string) int64 {
+// returns its peak RSS in KiB and its CPU time (user and system: on a
+// shared machine, wall time says as much of the others' load as of
+// gdrcheck's).
+func runPeak(b *testing.B, codes []int, args ...string) (int64, time.Duration) {
 	cmd := exec.Command(bin, args...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -170,10 +175,11 @@ func runPeak(b *testing.B, codes []int, args ...string) int64 {
 			b.Fatalf("gdrcheck %s: %v (want exit %v)\n%s", args[0], err, codes, stderr.Bytes())
 		}
 	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		return ru.Maxrss // KiB on Linux
+		return ru.Maxrss, cpu // KiB on Linux
 	}
-	return 0
+	return 0, cpu
 }
 
 // readNodeFiles reads every node's results.json of a job once: the floor
@@ -217,10 +223,13 @@ func benchCompare(b *testing.B, n int) {
 	f1, s1 := readNodeFiles(b, before)
 	f2, s2 := readNodeFiles(b, after)
 	var peak int64
+	var cpu time.Duration
 	for b.Loop() {
-		peak = max(peak, runPeak(b, []int{0, 1}, "compare", before, after, "--format", "junit", "--out", filepath.Join(b.TempDir(), "compare.xml")))
+		p, c := runPeak(b, []int{0, 1}, "compare", before, after, "--format", "junit", "--out", filepath.Join(b.TempDir(), "compare.xml"))
+		peak, cpu = max(peak, p), cpu+c
 	}
 	b.ReportMetric(float64(peak)/1024, "MiB-peak-rss")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "s-cpu/op")
 	b.ReportMetric((f1 + f2).Seconds(), "s-read-node-files")
 	b.ReportMetric(float64(s1+s2)/(1<<20), "MiB-node-files")
 	for _, dir := range []string{before, after} {
