@@ -137,8 +137,9 @@ func (rr *refReader) node(ref Node) (Node, error) {
 
 // Index is a results.json's nodes without the files its refs name: each
 // is read when asked for, one at a time, so two merged jobs compare in
-// the memory of a few nodes. A file without refs (a run's, a merged job
-// of the previous release) is held whole.
+// the memory of a few nodes; At and Node may be called on several CPUs
+// at once. A file without refs (a run's, a merged job of the previous
+// release) is held whole.
 type Index struct {
 	Head    *Results // all but the nodes
 	entries []Node   // held nodes and refs, in order

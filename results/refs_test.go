@@ -226,27 +226,3 @@ func TestReadFoldedTakesAMergedJobsGroupsWithoutReadingItsRefs(t *testing.T) {
 		t.Errorf("groups of another node: %v", err)
 	}
 }
-
-func TestIndexAheadReadsInItsOrderAndOutOfIt(t *testing.T) {
-	x, err := OpenIndex(refJob(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	a := x.Ahead(x.Order([]string{"node2", "nope", "node1"}))
-	defer a.Stop()
-	var got []string
-	for _, name := range []string{"node2", "node0", "node1"} {
-		n, ok, err := a.Node(name)
-		if err != nil || !ok {
-			t.Fatalf("%s: %v %v", name, ok, err)
-		}
-		got = append(got, n.Name+"/"+n.Status)
-	}
-	if strings.Join(got, ",") != "node2/evaluated,node0/evaluated,node1/evaluated" {
-		t.Errorf("read %v", got)
-	}
-	if n, err := a.At(2); err != nil || len(n.Suites) != 2 {
-		t.Errorf("node2 again, out of order: %v %+v", err, n.Suites)
-	}
-}

@@ -93,16 +93,7 @@ func (c *compareOptions) run(cmd *cobra.Command, beforeArg, afterArg string) err
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("AFTER: %w", err)}
 	}
 	defer after.Close()
-	// The nodes are read on every CPU ahead of the comparison: after's
-	// in order, and for each its namesake in before.
-	order := make([]int, after.Len())
-	for i := range order {
-		order[i] = i
-	}
-	ahead, behind := after.Ahead(order), before.Ahead(before.Order(after.Names()))
-	defer ahead.Stop()
-	defer behind.Stop()
-	res, err := compare.CompareSources(behind, ahead, compare.Options{Tolerance: c.tolerance})
+	res, err := compare.CompareSources(before, after, compare.Options{Tolerance: c.tolerance})
 	if err != nil {
 		return &exitError{code: results.ExitUnevaluable, err: err}
 	}

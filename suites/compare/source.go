@@ -2,15 +2,17 @@ package compare
 
 import (
 	"fmt"
+	"runtime"
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // Source is a run's nodes as a comparison reads them, one at a time: in
-// order, or by name. A merged job's (results.Index, IndexAhead) reads each node from
-// its own file when asked, so two jobs of 16,384 nodes compare in the
-// memory of a few nodes and the verdicts.
+// order, or by name, on several CPUs at once. A merged job's
+// (results.Index) reads each node from its own file when asked, so two
+// jobs of 16,384 nodes compare in the memory of a few nodes and the
+// verdicts.
 type Source interface {
 	Len() int
 	Names() []string // in order, as At reads them
@@ -29,24 +31,31 @@ func CompareSources(before, after Source, opt Options) (*results.Results, error)
 	out.Tool.Suites = []string{Suite}
 	amend := amender(before, opt, after.Len() == 1)
 	inAfter := map[string]bool{}
-	for i := range after.Len() {
+	// Reading a node and judging it are most of a comparison: each is
+	// done on every CPU, a few nodes ahead, and taken in order.
+	err := inOrder(after.Len(), func(i int) (results.Node, error) {
 		n, err := after.At(i)
 		if err != nil {
-			return nil, fmt.Errorf("the run after: %w", err)
+			return n, fmt.Errorf("the run after: %w", err)
 		}
 		var runs []results.Run
 		if n.Name == results.AllocationNode {
 			runs = after.Runs()
 		}
 		if n, err = amend(n, runs); err != nil {
-			return nil, err
+			return n, err
 		}
-		inAfter[n.Name] = true
 		// The comparison judged the node, whatever its status was. Its
 		// suite is copied out: a slice of n.Suites would keep all of
 		// the node's suites alive, 20 KB a node.
-		out.Nodes = append(out.Nodes, results.Node{Name: n.Name, Status: results.NodeEvaluated, Facts: n.Facts, Profile: n.Profile,
-			Started: now, Finished: now, Suites: []results.Suite{n.Suites[len(n.Suites)-1]}})
+		return results.Node{Name: n.Name, Status: results.NodeEvaluated, Facts: n.Facts, Profile: n.Profile,
+			Started: now, Finished: now, Suites: []results.Suite{n.Suites[len(n.Suites)-1]}}, nil
+	}, func(n results.Node) {
+		inAfter[n.Name] = true
+		out.Nodes = append(out.Nodes, n)
+	})
+	if err != nil {
+		return nil, err
 	}
 	pair := before.Len() == 1 && after.Len() == 1
 	for _, name := range before.Names() {
@@ -91,4 +100,42 @@ func (m mem) Node(name string) (results.Node, bool, error) {
 		return results.Node{}, false, nil
 	}
 	return m.r.Nodes[i], true, nil
+}
+
+// inOrder runs f(0), f(1) ... f(n-1) on every CPU, a few ahead of use,
+// which takes each result in order; the first error ends it.
+func inOrder[T any](n int, f func(i int) (T, error), use func(T)) error {
+	type result struct {
+		v   T
+		err error
+	}
+	slots := make([]chan result, n)
+	for i := range slots {
+		slots[i] = make(chan result, 1)
+	}
+	window := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for i := range n {
+			select {
+			case window <- struct{}{}:
+			case <-done:
+				return
+			}
+			go func() {
+				v, err := f(i)
+				slots[i] <- result{v, err} // buffered: never blocks
+			}()
+		}
+	}()
+	for i := range n {
+		r := <-slots[i]
+		<-window
+		if r.err != nil {
+			return r.err
+		}
+		use(r.v)
+	}
+	return nil
 }
