@@ -1,45 +1,55 @@
 package arch_test
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
+
+// arrowRule forbids packages (and those below them) to pkgs.
+type arrowRule struct {
+	pkgs      string
+	direct    bool // only the packages' own imports (Ginkgo itself uses os/exec)
+	forbidden []string
+	why       string
+}
+
+// noProcessPackages start no process: the parsers over io.Reader, and
+// harness/mpi, whose commands harness/bench runs.
+var noProcessPackages = []string{"./harness/nccl/...", "./harness/perftest/...", "./harness/ucx/...", "./harness/osu/...", "./harness/mpi/..."}
 
 // The arrows of DESIGN.md: data flows node evidence -> suites -> results ->
 // reports, and nothing flows back. Checked on the whole import graph, in the
 // style of crane's depcheck.
 func TestImportArrows(t *testing.T) {
-	rules := []struct {
-		pkgs      string
-		direct    bool // only the packages' own imports (Ginkgo itself uses os/exec)
-		forbidden []string
-		why       string
-	}{
+	rules := []arrowRule{
 		{"./suites/...", true, []string{"os/exec", "syscall", "github.com/NVIDIA/go-nvml/pkg/nvml", "github.com/prometheus/procfs"},
 			"specs only read evidence: they never shell out, read /sys or call NVML"},
-		{"./suites/...", false, []string{"github.com/gdrcheck/gdrcheck/slurm", "github.com/gdrcheck/gdrcheck/runner"},
-			"specs never submit jobs or run the runner"},
+		{"./suites/...", false, []string{"github.com/gdrcheck/gdrcheck/slurm", "github.com/gdrcheck/gdrcheck/runner", "github.com/gdrcheck/gdrcheck/harness/bench"},
+			"specs never launch: they never submit jobs, run the runner or start a benchmark"},
 		{"./reports/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/gdrcheck/gdrcheck/harness", "github.com/onsi/ginkgo/v2", "github.com/onsi/gomega"},
 			"reports are pure functions of results.json"},
 		{"./results/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/gdrcheck/gdrcheck/harness", "github.com/gdrcheck/gdrcheck/reports", "github.com/gdrcheck/gdrcheck/slurm", "github.com/onsi/ginkgo/v2"},
 			"results is the ground floor: it imports nothing of the pipeline"},
-		{"./harness/...", false, []string{"github.com/gdrcheck/gdrcheck/reports"},
-			"the harness writes results values; only cmd and the collector render them"},
-		{"./harness/node/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2"},
-			"evidence knows nothing of verdicts"},
-		{"./harness/nccl/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2"},
-			"parsers are plain libraries"},
-		{"./harness/perftest/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2"},
-			"parsers are plain libraries"},
-		{"./harness/ucx/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2", "os/exec"},
-			"parsers are plain libraries: the commands are run by harness/mpi"},
-		{"./harness/osu/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2", "os/exec"},
-			"parsers are plain libraries: the benchmarks are run by harness/mpi"},
-		{"./harness/mpi/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/onsi/ginkgo/v2"},
-			"evidence knows nothing of verdicts"},
+		{"./harness/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/gdrcheck/gdrcheck/runner", "github.com/gdrcheck/gdrcheck/slurm", "github.com/gdrcheck/gdrcheck/reports", "github.com/onsi/ginkgo/v2"},
+			"the harness is the apparatus: it reads evidence and launches, judges nothing, and sits below the runner that drives it"},
 		{"./slurm/...", false, []string{"github.com/gdrcheck/gdrcheck/suites", "github.com/gdrcheck/gdrcheck/harness", "github.com/onsi/ginkgo/v2", "github.com/onsi/gomega"},
 			"slurm schedules, collects and drains; it judges nothing and never reads the host"},
+	}
+	// The parsers and harness/mpi start no process: harness/bench, the
+	// one launch core, does. Neither os/exec nor harness/bench anywhere
+	// below them, and no syscall or x/sys/unix of their own (ForkExec,
+	// fork); os.StartProcess is caught in their source by
+	// TestParsersStartNoProcess.
+	for _, p := range noProcessPackages {
+		rules = append(rules,
+			arrowRule{p, false, []string{"os/exec", "github.com/gdrcheck/gdrcheck/harness/bench"}, "it starts no process: harness/bench launches"},
+			arrowRule{p, true, []string{"syscall", "golang.org/x/sys/unix"}, "it starts no process: harness/bench launches"})
 	}
 	// Only the suites speak Ginkgo and Gomega (tests aside): the runner
 	// hands them evidence through suites.Run.
@@ -100,4 +110,66 @@ func TestSharedPackagesImportNothingAboveThem(t *testing.T) {
 			}
 		}
 	}
+}
+
+// The packages that start no process call no os.StartProcess either: the
+// import rules cannot see it, os being everywhere. Read from their
+// source (tests aside), and the detector is shown to find one.
+func TestParsersStartNoProcess(t *testing.T) {
+	if got := startsProcess(t, "planted.go", "package p\nimport o \"os\"\nfunc f() { o.StartProcess(\"/bin/true\", nil, nil) }\n"); len(got) != 1 {
+		t.Fatalf("the detector missed a planted os.StartProcess: %v", got)
+	}
+	args := append([]string{"list", "-f", `{{.Dir}}{{range .GoFiles}} {{.}}{{end}}`}, noProcessPackages...)
+	out, err := exec.Command("go", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	files := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		for _, name := range f[1:] {
+			p := filepath.Join(f[0], name)
+			src, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files++
+			for _, at := range startsProcess(t, p, string(src)) {
+				t.Errorf("%s calls os.StartProcess: it starts no process (harness/bench launches)", at)
+			}
+		}
+	}
+	if files == 0 {
+		t.Fatal("no source files listed")
+	}
+}
+
+// startsProcess lists where src calls os.StartProcess, under whatever
+// name it imports os.
+func startsProcess(t *testing.T, name, src string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	osName := ""
+	for _, im := range f.Imports {
+		if im.Path.Value == `"os"` {
+			osName = "os"
+			if im.Name != nil {
+				osName = im.Name.Name
+			}
+		}
+	}
+	var at []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "StartProcess" {
+			if id, ok := sel.X.(*ast.Ident); ok && osName != "" && id.Name == osName {
+				at = append(at, fset.Position(sel.Pos()).String())
+			}
+		}
+		return true
+	})
+	return at
 }

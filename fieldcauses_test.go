@@ -22,86 +22,13 @@ import (
 func specPatterns(t *testing.T) []*regexp.Regexp {
 	t.Helper()
 	fset := token.NewFileSet()
-	consts := map[string]string{} // suites' string constants, for Describe(suites.ScalingArea)
-	var files []*ast.File
-	err := filepath.WalkDir("suites", func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
-			return err
-		}
-		f, err := parser.ParseFile(fset, p, nil, 0)
-		if err != nil {
-			return err
-		}
-		files = append(files, f)
-		for _, decl := range f.Decls {
-			if g, ok := decl.(*ast.GenDecl); ok && g.Tok == token.CONST {
-				for _, s := range g.Specs {
-					vs := s.(*ast.ValueSpec)
-					for i, n := range vs.Names {
-						if i < len(vs.Values) {
-							if l, ok := vs.Values[i].(*ast.BasicLit); ok && l.Kind == token.STRING {
-								consts[f.Name.Name+"."+n.Name], _ = strconv.Unquote(l.Value)
-							}
-						}
-					}
-				}
-			}
-		}
-		return nil
-	})
+	files, consts, err := suiteFiles(fset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkg := "" // the package of the file being read, for its own constants
-	str := func(e ast.Expr) (string, bool) {
-		switch e := e.(type) {
-		case *ast.Ident:
-			s, ok := consts[pkg+"."+e.Name]
-			return s, ok
-		case *ast.BasicLit:
-			s, err := strconv.Unquote(e.Value)
-			return s, err == nil && e.Kind == token.STRING
-		case *ast.SelectorExpr:
-			if x, ok := e.X.(*ast.Ident); ok {
-				s, ok := consts[x.Name+"."+e.Sel.Name]
-				return s, ok
-			}
-		}
-		return "", false
-	}
-	verb := regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
-	var pattern func(e ast.Expr) (string, bool)
-	pattern = func(e ast.Expr) (string, bool) {
-		if s, ok := str(e); ok {
-			return regexp.QuoteMeta(s), true
-		}
-		switch e := e.(type) {
-		case *ast.BinaryExpr:
-			a, aok := pattern(e.X)
-			b, bok := pattern(e.Y)
-			if !aok {
-				a, aok = ".+", true
-			}
-			if !bok {
-				b, bok = ".+", true
-			}
-			return a + b, e.Op == token.ADD
-		case *ast.CallExpr:
-			if sel, ok := e.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Sprintf" && len(e.Args) > 0 {
-				if f, ok := str(e.Args[0]); ok {
-					parts := verb.Split(f, -1)
-					for i := range parts {
-						parts[i] = regexp.QuoteMeta(parts[i])
-					}
-					return strings.Join(parts, ".+"), true
-				}
-			}
-		}
-		return "", false
-	}
 	var out []*regexp.Regexp
 	for _, f := range files {
-		pkg = f.Name.Name
+		r := specReader{consts: consts, pkg: f.Name.Name}
 		ast.Inspect(f, func(n ast.Node) bool {
 			c, ok := n.(*ast.CallExpr)
 			if !ok {
@@ -111,23 +38,20 @@ func specPatterns(t *testing.T) []*regexp.Regexp {
 			if !ok || sel.Sel.Name != "Describe" || len(c.Args) != 2 {
 				return true
 			}
-			area, ok := str(c.Args[0])
+			area, ok := r.str(c.Args[0])
 			if !ok {
 				t.Errorf("%s: cannot read the area of Describe", fset.Position(c.Pos()))
 				return false
 			}
 			ast.Inspect(c.Args[1], func(n ast.Node) bool {
 				it, ok := n.(*ast.CallExpr)
-				if id, isID := func() (*ast.Ident, bool) {
-					if !ok {
-						return nil, false
-					}
-					id, ok := it.Fun.(*ast.Ident)
-					return id, ok
-				}(); !isID || id.Name != "It" || len(it.Args) == 0 {
+				if !ok {
 					return true
 				}
-				p, ok := pattern(it.Args[0])
+				if id, ok := it.Fun.(*ast.Ident); !ok || id.Name != "It" || len(it.Args) == 0 {
+					return true
+				}
+				p, ok := r.pattern(it.Args[0])
 				if !ok {
 					t.Errorf("%s: cannot read the spec name of It", fset.Position(it.Pos()))
 					return true
@@ -144,6 +68,99 @@ func specPatterns(t *testing.T) []*regexp.Regexp {
 		out = append(out, regexp.MustCompile("^"+regexp.QuoteMeta(allocation.SuiteName+" / "+p.Spec)+"$"))
 	}
 	return out
+}
+
+// suiteFiles parses the suites' non-test files, and their string
+// constants by package ("suites.ScalingArea"), for Describe(suites.ScalingArea).
+func suiteFiles(fset *token.FileSet) ([]*ast.File, map[string]string, error) {
+	consts := map[string]string{}
+	var files []*ast.File
+	err := filepath.WalkDir("suites", func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return err
+		}
+		files = append(files, f)
+		for _, decl := range f.Decls {
+			g, ok := decl.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, s := range g.Specs {
+				vs := s.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if i >= len(vs.Values) {
+						continue
+					}
+					if l, ok := vs.Values[i].(*ast.BasicLit); ok && l.Kind == token.STRING {
+						consts[f.Name.Name+"."+n.Name], _ = strconv.Unquote(l.Value)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return files, consts, err
+}
+
+// specReader reads spec names in one package's file.
+type specReader struct {
+	consts map[string]string
+	pkg    string // the file's package, for its own constants
+}
+
+var formatVerb = regexp.MustCompile(`%[-+# 0-9.]*[a-zA-Z]`)
+
+// str is a string literal or constant's value.
+func (r specReader) str(e ast.Expr) (string, bool) {
+	switch e := e.(type) {
+	case *ast.Ident:
+		s, ok := r.consts[r.pkg+"."+e.Name]
+		return s, ok
+	case *ast.BasicLit:
+		s, err := strconv.Unquote(e.Value)
+		return s, err == nil && e.Kind == token.STRING
+	case *ast.SelectorExpr:
+		if x, ok := e.X.(*ast.Ident); ok {
+			s, ok := r.consts[x.Name+"."+e.Sel.Name]
+			return s, ok
+		}
+	}
+	return "", false
+}
+
+// pattern is a spec name as a regular expression: a literal, a literal
+// joined with an expression (.+), or a fmt.Sprintf whose verbs become .+.
+func (r specReader) pattern(e ast.Expr) (string, bool) {
+	if s, ok := r.str(e); ok {
+		return regexp.QuoteMeta(s), true
+	}
+	switch e := e.(type) {
+	case *ast.BinaryExpr:
+		a, aok := r.pattern(e.X)
+		b, bok := r.pattern(e.Y)
+		if !aok {
+			a = ".+"
+		}
+		if !bok {
+			b = ".+"
+		}
+		return a + b, e.Op == token.ADD
+	case *ast.CallExpr:
+		if sel, ok := e.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Sprintf" && len(e.Args) > 0 {
+			if f, ok := r.str(e.Args[0]); ok {
+				parts := formatVerb.Split(f, -1)
+				for i := range parts {
+					parts[i] = regexp.QuoteMeta(parts[i])
+				}
+				return strings.Join(parts, ".+"), true
+			}
+		}
+	}
+	return "", false
 }
 
 // Every spec docs/field-causes.md names is one the suites register, and

@@ -3,5 +3,6 @@
 // exit codes a CI gate relies on, the atomic writers, and the names of the
 // metrics baselines and reports refer to. Producers (the harness, suites,
 // the runner, the Slurm job) write these values; reports render them.
-// It imports nothing of gdrcheck.
+// Of gdrcheck it imports only internal helpers (internal/bounded,
+// internal/hostlist), never the pipeline.
 package results

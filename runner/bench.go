@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/harness/bench"
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/perftest"
@@ -18,10 +19,10 @@ import (
 // direct sweep of every collective present, then the forced fallbacks the
 // node's topology allows.
 func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseline) (*nccl.Measurements, error) {
-	r := nccl.Runner{Dir: opt.NCCLTestsDir, CPU: h.CPUTimes, Fabric: h.FabricCounters, Timeout: opt.NCCLTimeout, LogDir: opt.LogDir}
+	r := bench.NCCLRunner{Dir: opt.NCCLTestsDir, CPU: h.CPUTimes, Fabric: h.FabricCounters, Timeout: opt.NCCLTimeout, LogDir: opt.LogDir}
 	gpusPerProcess := len(ev.GPUs)
 	if opt.NCCLLauncher != "" {
-		l, err := nccl.ParseNodeLaunch(opt.NCCLLauncher)
+		l, err := bench.ParseNodeLaunch(opt.NCCLLauncher)
 		if err != nil {
 			return nil, fmt.Errorf("--nccl-launcher: %w", err)
 		}
@@ -49,7 +50,7 @@ func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseli
 			}
 		}
 	}
-	m := nccl.Measure(ctx, r, plan, exp, why, opt.Progress)
+	m := bench.MeasureNCCL(ctx, r, plan, exp, why, opt.Progress)
 	m.Shape = nccl.ShapeOf(ev)
 	return m, nil
 }
@@ -57,7 +58,7 @@ func measureNCCL(opt Options, h node.Host, ev *node.Evidence, b *baseline.Baseli
 // measureRails runs ib_write_bw in loopback through every rail NIC, with
 // host memory and with the memory of the first GPU that uses the rail.
 func measureRails(opt Options, h node.Host, ev *node.Evidence) ([]perftest.RailRun, error) {
-	r := perftest.Runner{Dir: opt.PerftestDir, Timeout: 2 * time.Minute}
+	r := bench.PerftestRunner{Dir: opt.PerftestDir, Timeout: 2 * time.Minute}
 	if _, err := r.Lookup("ib_write_bw"); err != nil {
 		return nil, err
 	}
@@ -73,7 +74,7 @@ func measureRails(opt Options, h node.Host, ev *node.Evidence) ([]perftest.RailR
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return perftest.MeasureRails(ctx, r, rails, h.FabricCounters, opt.Progress), nil
+	return bench.MeasureRails(ctx, r, rails, h.FabricCounters, opt.Progress), nil
 }
 
 // railRuns turns loopback runs into results.json runs, bandwidth in Gb/s.

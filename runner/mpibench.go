@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/gdrcheck/gdrcheck/harness/bench"
 	"github.com/gdrcheck/gdrcheck/harness/mpi"
-	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/osu"
 	"github.com/gdrcheck/gdrcheck/harness/ucx"
@@ -37,7 +37,7 @@ func measureMPI(opt Options, ev *node.Evidence, f mpi.Facts) *mpi.Benchmarks {
 		}
 		return b
 	}
-	r := mpi.BenchRunner{Dir: opt.MPIBenchDir, Timeout: opt.MPITimeout, LogDir: opt.LogDir}
+	r := bench.MPIRunner{Dir: opt.MPIBenchDir, Timeout: opt.MPITimeout, LogDir: opt.LogDir}
 	tool, err := r.Tool()
 	if err != nil {
 		b.Err = err
@@ -46,7 +46,7 @@ func measureMPI(opt Options, ev *node.Evidence, f mpi.Facts) *mpi.Benchmarks {
 	b.Tool = tool
 	var specs []mpi.BenchSpec
 	add := func(flag, tmpl, scope string, forced mpi.BenchMode) error {
-		l, err := nccl.ParseMPILaunch(tmpl)
+		l, err := bench.ParseMPILaunch(tmpl)
 		if err != nil {
 			return fmt.Errorf("%s: %w", flag, err)
 		}
@@ -73,7 +73,7 @@ func measureMPI(opt Options, ev *node.Evidence, f mpi.Facts) *mpi.Benchmarks {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	b.Runs = mpi.Measure(ctx, r, specs, opt.Progress)
+	b.Runs = bench.MeasureMPI(ctx, r, specs, opt.Progress)
 	return b
 }
 

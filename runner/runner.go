@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/harness/bench"
 	"github.com/gdrcheck/gdrcheck/harness/mpi"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/internal/stopwatch"
@@ -63,6 +64,10 @@ type Options struct {
 	MPIInternodeLauncher string
 	// MPITimeout bounds each benchmark run; zero is five minutes.
 	MPITimeout time.Duration
+	// MPIFactsTimeout bounds each of the mpi suite's build-facts
+	// commands on the live host (ompi_info, ucx_info, mpichversion);
+	// zero is a minute.
+	MPIFactsTimeout time.Duration
 	// Ctx cancels the benchmarks (SIGINT, SIGTERM); nil never cancels.
 	Ctx context.Context
 	// BaselineDir holds the baseline YAML files; empty uses the ones
@@ -242,10 +247,10 @@ func (r *nodeRun) benchmarks() {
 	// Before any benchmark, and on a node whose evidence failed too:
 	// the build facts need no GPU.
 	// Cheap (no command runs): whom a missing gdrdrv would slow.
-	sc.UCXOrMPI, sc.UCXOrMPILooked = mpi.Installed(h.Root(), h.Live()), true
+	sc.UCXOrMPI, sc.UCXOrMPILooked = mpi.Installed(h.Root(), h.Live(), bench.BuildFacts{}), true
 	var mpiBench []results.Run
 	if slices.Contains(opt.Suites, "mpi") {
-		f := mpi.Collect(h.Root(), h.Live(), h.GDRCopy())
+		f := mpi.Collect(h.Root(), h.Live(), h.GDRCopy(), bench.BuildFacts{Ctx: opt.Ctx, Timeout: opt.MPIFactsTimeout})
 		sc.MPI = &f
 		printMisbuilds(opt.Progress, f, nicNames(ev))
 		if ev.Fatal() == nil {

@@ -78,7 +78,7 @@ func TestPrintMisbuildsSaysWhatTheMPISuiteWillFind(t *testing.T) {
 		facts mpi.Facts
 		want  []string // line prefixes, in order
 	}{
-		{"a recording without MPI: nothing judged", mpi.Collect(t.TempDir(), false, node.GDRCopy{}),
+		{"a recording without MPI: nothing judged", mpi.Collect(t.TempDir(), false, node.GDRCopy{}, nil),
 			[]string{"MPI not judged: the recording has no gdrcheck/mpi.json", "MPICH not judged: ", "UCX not judged: no UCX found", "gdr_copy not judged: ", "UCX RDMA not judged: "}},
 		{"an Open MPI without CUDA, its path holding an escape", mpi.Facts{Recorded: true, OMPIInfo: mpi.Command{
 			Argv: []string{"ompi_info", "--parsable", "--all"}, Path: "/opt/\x1b[2Jmpi/bin/ompi_info",

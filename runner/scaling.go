@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/harness/baseline"
+	"github.com/gdrcheck/gdrcheck/harness/bench"
 	"github.com/gdrcheck/gdrcheck/harness/nccl"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/internal/hostlist"
@@ -27,7 +28,7 @@ type ScalingOptions struct {
 	// names of the emulated ones.
 	Nodes       []string
 	GPUsPerNode int // ranks per node; default: what the nodes reported, else 1
-	// Launch is the launcher template (nccl.ParseLaunch); empty means
+	// Launch is the launcher template (bench.ParseLaunch); empty means
 	// srun with SrunArgs, or mpirun through emulated-rank with Emulate.
 	Launch   string
 	SrunArgs []string
@@ -110,7 +111,7 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 		// Emulated nodes share this machine's GPUs and CPUs.
 		plan.PairConcurrency = 1
 	}
-	r := nccl.Runner{Dir: opt.NCCLTestsDir, Timeout: opt.NCCLTimeout, LogDir: opt.LogDir}
+	r := bench.NCCLRunner{Dir: opt.NCCLTestsDir, Timeout: opt.NCCLTimeout, LogDir: opt.LogDir}
 	ctx := opt.Ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -118,7 +119,7 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 	if _, err := r.Lookup("all_reduce_perf"); err != nil {
 		sc.Scaling, sc.ScalingErr = &nccl.Scaling{Plan: plan}, err
 	} else {
-		sc.Scaling = nccl.MeasureScaling(ctx, r, launch, plan, wantPairs(so.Pairs, sc.Baseline), opt.Progress)
+		sc.Scaling = bench.MeasureScaling(ctx, r, launch, plan, wantPairs(so.Pairs, sc.Baseline), opt.Progress)
 	}
 	sc.Scaling.NodeBusBW, sc.Scaling.Profile = reported.busbw, profile
 	if ev := reported.evidence; ev != nil || so.Emulate {
@@ -161,10 +162,10 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 	}, nil
 }
 
-func scalingLaunch(so ScalingOptions) (nccl.Launch, error) {
+func scalingLaunch(so ScalingOptions) (bench.Launch, error) {
 	switch {
 	case so.Launch != "":
-		l, err := nccl.ParseLaunch(so.Launch)
+		l, err := bench.ParseLaunch(so.Launch)
 		if err != nil {
 			return nil, fmt.Errorf("--launcher: %w", err)
 		}
@@ -174,9 +175,9 @@ func scalingLaunch(so ScalingOptions) (nccl.Launch, error) {
 		if ev := localEvidence(); ev != nil {
 			gpus = len(ev.GPUs)
 		}
-		return nccl.EmulatedLaunch(so.Self, gpus), nil
+		return bench.EmulatedLaunch(so.Self, gpus), nil
 	}
-	return nccl.SrunLaunch(so.SrunArgs), nil
+	return bench.SrunLaunch(so.SrunArgs), nil
 }
 
 // wantPairs decides after the scaling runs whether the pairwise rounds,

@@ -50,6 +50,7 @@ var gdrAlerts = map[string][]string{
 }
 
 func TestTheAlertRulesFireForWhatIsBrokenOncePerNode(t *testing.T) {
+	t.Parallel()
 	rules := shippedRules(t)
 	var scenarios []scenario
 	ttars, _ := filepath.Glob(nodes + "*.ttar")
@@ -279,6 +280,7 @@ func makeRunRecordings(t *testing.T, fault bool) map[string]string {
 // without; a node that runs every day does not, and a node gone for
 // over the rule's 30 days is forgotten.
 func TestAStoppedNodeFiresGdrcheckStale(t *testing.T) {
+	t.Parallel()
 	rules := shippedRules(t)
 	_, _, prom := runFixtureProm(t, "h100x8-nvswitch-cx7-pix")
 	var last sample

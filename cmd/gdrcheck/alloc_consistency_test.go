@@ -52,6 +52,7 @@ func toRoCE(t *testing.T, dir string, gidIndex, mtu int) {
 // merged job fails naming node2 for the GID index and node4 for the MTU,
 // on the allocation entry.
 func TestCollectNamesTheNodeOddInGIDIndexAndTheOneOddInMTU(t *testing.T) {
+	t.Parallel()
 	job := t.TempDir()
 	var names []string
 	for i := 1; i <= 4; i++ {
@@ -125,6 +126,7 @@ func TestCollectNamesTheNodeOddInGIDIndexAndTheOneOddInMTU(t *testing.T) {
 // (node4 only warns: every rail at 1024), and the merged job exits 1
 // naming node2 for the GID index and node4 for the MTU.
 func TestAFourNodeSlurmJobNamesTheNodeOddInGIDIndexAndTheOneOddInMTU(t *testing.T) {
+	t.Parallel()
 	c := slurmCluster(t)
 	env := map[string]map[string]string{}
 	for i := 1; i <= 4; i++ {

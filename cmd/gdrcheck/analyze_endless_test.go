@@ -26,6 +26,7 @@ func (e *endless) Read(p []byte) (int, error) {
 }
 
 func TestAnalyzeStopsAtMaxBytesOnEndlessDevices(t *testing.T) {
+	t.Parallel()
 	for _, c := range []string{"nccl-log", "nccl-tests", "perftest"} {
 		for _, dev := range []string{"/dev/zero", "/dev/urandom"} {
 			r := gdrcheck(t, "analyze", c, "--max-bytes", "64MiB", dev)
@@ -37,6 +38,7 @@ func TestAnalyzeStopsAtMaxBytesOnEndlessDevices(t *testing.T) {
 }
 
 func TestAnalyzeJudgesWhatItReadOfAnEndlessPipeAsPartial(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cmd, file string
 		code      int // 2: partial; 1: a failure was read before the cap
@@ -68,6 +70,7 @@ func TestAnalyzeJudgesWhatItReadOfAnEndlessPipeAsPartial(t *testing.T) {
 }
 
 func TestAnalyzeStopsAtTheFirstSignalOnAnEndlessPipe(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		pr, pw, err := os.Pipe()
 		if err != nil {

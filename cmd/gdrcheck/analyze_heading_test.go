@@ -8,6 +8,7 @@ import (
 // The text heading names what the output says and no placeholder for what
 // it does not: "-, NCCL -" read as a broken report (issue 23).
 func TestAnalyzeHeadingLeavesOutWhatTheOutputDoesNotSay(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ tool, file, want string }{
 		{"nccl-tests", "nccl-tests/nccl1706-table-tail-destroy-complete-footer.txt", "nccl-tests, NCCL version unknown\n"},
 		{"nccl-tests", "nccl-tests/all_gather_perf-gke-a4-b200-2node-16rank.txt", "nccl-tests, NCCL 2.26.6\n"},

@@ -48,6 +48,7 @@ func analyzeIn(t *testing.T, cmd *cobra.Command, stdin string, args ...string) (
 }
 
 func TestAnalyzePerftestClassifiesEveryCorpusOutput(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		file  string
@@ -117,6 +118,7 @@ func TestAnalyzePerftestClassifiesEveryCorpusOutput(t *testing.T) {
 }
 
 func TestAnalyzePerftestPrintsATable(t *testing.T) {
+	t.Parallel()
 	out, _, code := analyzePerftest(t, "", perftestCorpus+"gke-a3ultra-h200-cx7-roce-use_cuda_dmabuf-ib_write_bw-140gbps.txt")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s", code, out)
@@ -163,6 +165,7 @@ func TestAnalyzePerftestPrintsATable(t *testing.T) {
 }
 
 func TestAnalyzePerftestUnreadableInputsExit2(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	junk := filepath.Join(dir, "junk.txt")
 	if err := os.WriteFile(junk, []byte("hello\nnothing to see here\n"), 0o644); err != nil {

@@ -97,6 +97,7 @@ func runAnalyzeCases(t *testing.T, cases []analyzeCase) {
 }
 
 func TestAnalyzeNCCLLogExitCodes(t *testing.T) {
+	t.Parallel()
 	log := newAnalyzeNCCLLogCmd
 	runAnalyzeCases(t, []analyzeCase{
 		{
@@ -120,7 +121,7 @@ func TestAnalyzeNCCLLogExitCodes(t *testing.T) {
 			stdout: []string{
 				"warning (line 6): misc/ibvwrap.cc:262: Call to ibv_reg_mr failed with error Cannot allocate memory",
 				"error (line 7): transport/net_ib.cc:710 -> 2",
-				"result: failure: NCCL failed: line 6: Call to ibv_reg_mr failed with error Cannot allocate memory (misc/ibvwrap.cc:262), then 4 error traces from line 7",
+				"result: failure: NCCL failed: a libibverbs call failed (a registration, QP or device call the NIC refused): line 6: Call to ibv_reg_mr failed with error Cannot allocate memory (misc/ibvwrap.cc:262), then 4 error traces from line 7",
 			},
 		},
 		{
@@ -155,6 +156,7 @@ func TestAnalyzeNCCLLogExitCodes(t *testing.T) {
 }
 
 func TestAnalyzeNCCLTestsExitCodes(t *testing.T) {
+	t.Parallel()
 	tests := newAnalyzeNCCLTestsCmd
 	runAnalyzeCases(t, []analyzeCase{
 		{name: "0: a whole recorded run", cmd: tests, file: directRun, stdout: []string{"average busbw: 93.843 GB/s", "result: pass: 29 sizes without a failure"}},
@@ -205,6 +207,7 @@ func TestAnalyzeNCCLTestsExitCodes(t *testing.T) {
 }
 
 func TestAnalyzePerftestExitCodes(t *testing.T) {
+	t.Parallel()
 	pt := newAnalyzePerftestCmd
 	failedRun := perftestCorpus + "gke-a3ultra-h200-cx7-roce-hostmem-ib_write_bw-failed-status10.txt"
 	cutRow := cutAfter(t, dmabufRun, "52.45", 1)
@@ -248,6 +251,7 @@ func TestAnalyzePerftestExitCodes(t *testing.T) {
 }
 
 func TestAnalyzeHelpSaysWhatTheExitCodesMean(t *testing.T) {
+	t.Parallel()
 	for _, cmd := range []*cobra.Command{newAnalyzeCmd(), newAnalyzeNCCLLogCmd(), newAnalyzeNCCLTestsCmd(), newAnalyzePerftestCmd()} {
 		for _, want := range []string{"Exit codes:", "0  what it judged passed", "1  it judged a failure", "2  nothing it can judge", "partial"} {
 			if !strings.Contains(cmd.Long, want) {

@@ -37,10 +37,23 @@ the node's `+"`ucx_info -d`"+` listing, a staged transfer gets a hint naming the
 NIC whose memory domain registers no cuda memory (GPUDirect RDMA off for
 UCX), or the missing cuda_ipc.
 
+Each process's tables are read apart (UCX's [host:pid] and the launcher's
+rank: srun -l, pdsh, mpirun --tag-output), and each table is judged by its
+rows for the sizes a ucx_perftest header names ("Message size:"), or by
+its bulk (..inf) row. UCX's ERROR, DIAG and FATAL lines and the transport
+errors of its error handler fail the log with their meaning (no cuda
+transport, a memory type the peer cannot serve, retry exceeded, local
+protection).
+
 Exit 0: every judged GPU-memory transfer took a direct path. Exit 1: one
-was staged through host memory. Exit 2: no table or endpoint line, or no
-GPU-memory transfer to judge.`)
+was staged through host memory, or UCX printed an error. Exit 2: no
+table, endpoint line or error, no GPU-memory transfer to judge, or a
+GPU-memory table cut before the rows that decide it.`)
 }
+
+// maxUCXErrorsShown bounds the error lines the text lists; the JSON has
+// all that were kept.
+const maxUCXErrorsShown = 20
 
 func printUCXLog(w io.Writer, s analyze.UCXLog, code int, why string) error {
 	t := reports.Table{Title: "UCX protocols: " + s.Outcome, Header: []string{"line", "config", "operation", "bulk protocol", "lanes", "path"}}
@@ -52,6 +65,16 @@ func printUCXLog(w io.Writer, s analyze.UCXLog, code int, why string) error {
 	}
 	for _, e := range s.EPConfigs {
 		fmt.Fprintf(w, "endpoint (line %d): %s %s\n", e.Line, reports.Terminal(e.Config), reports.Terminal(e.Lanes))
+	}
+	for i, e := range s.Errors {
+		if i == maxUCXErrorsShown {
+			fmt.Fprintf(w, "... %d more UCX error lines\n", len(s.Errors)-i)
+			break
+		}
+		fmt.Fprintf(w, "UCX %s (line %d, %s): %s\n", e.Level, e.Line, e.Kind, reports.Terminal(e.Text))
+	}
+	for _, c := range s.Cut {
+		fmt.Fprintf(w, "cut: %s\n", reports.Terminal(c))
 	}
 	for _, h := range s.Hints {
 		fmt.Fprintf(w, "hint: %s\n", reports.Terminal(h))

@@ -12,6 +12,7 @@ import (
 // excerpt in fixtures/corpus/ucx and checks the exit its golden, written
 // before the code, gives.
 func TestAnalyzeUCXLogCorpusGoldens(t *testing.T) {
+	t.Parallel()
 	goldens, err := filepath.Glob(corpusDir + "golden/ucx/*.json")
 	if err != nil || len(goldens) < 4 {
 		t.Fatalf("want at least 4 ucx goldens, found %d (%v)", len(goldens), err)

@@ -109,6 +109,7 @@ var arm64Shapes = []struct {
 // states and messages, node status, exit code, and the same evidence read
 // from the archive's sysfs and procfs.
 func TestArm64BinaryUnderQemuGivesTheAmd64Verdicts(t *testing.T) {
+	t.Parallel()
 	arm := arm64Launcher(t)
 	if err := dlopenOnly(arm[len(arm)-1], elf.EM_AARCH64); err != nil {
 		t.Error(err)

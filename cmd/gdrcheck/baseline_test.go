@@ -13,6 +13,7 @@ import (
 const realResults = "../../fixtures/results/"
 
 func TestBaselineRecordProposesALoadableBaselineFromRealRuns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "proposed.yaml")
 	r := gdrcheck(t, "baseline", "record", "--out", out,
@@ -50,6 +51,7 @@ func TestBaselineRecordProposesALoadableBaselineFromRealRuns(t *testing.T) {
 }
 
 func TestBaselineRecordRefusesAFailedRun(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	gdrcheck(t, "run", "-q", "--host-root", nodes+"h100x8-nic-sys.ttar", "--out", out)
 	r := gdrcheck(t, "baseline", "record", out)
@@ -59,6 +61,7 @@ func TestBaselineRecordRefusesAFailedRun(t *testing.T) {
 }
 
 func TestBaselineShowListsTheShippedProfiles(t *testing.T) {
+	t.Parallel()
 	r := gdrcheck(t, "baseline", "show")
 	for _, p := range []string{"h100x8-ndr", "h200x2-nv18", "h200x8-ndr"} {
 		if !strings.Contains(r.stdout, "| "+p) {
@@ -72,6 +75,7 @@ func TestBaselineShowListsTheShippedProfiles(t *testing.T) {
 }
 
 func TestMalformedBaselinesExitTwoNamingFileLineAndField(t *testing.T) {
+	t.Parallel()
 	good, err := os.ReadFile("../../fixtures/baselines/h200x2-nv18.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +116,7 @@ func TestMalformedBaselinesExitTwoNamingFileLineAndField(t *testing.T) {
 // 34 GB/s) exited 0 is refused where it is loaded: exit 2, naming the
 // file, the line and the field.
 func TestBaselinesThatCanNeverFailExitTwo(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("../../fixtures/baselines/h200x2-nv18.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 // exit 2, the flag named. Each of these once panicked (makeslice), ran out
 // of memory, looped for ever or ran a launcher of no words.
 func TestCountAndRangeFlagsAreBounded(t *testing.T) {
+	t.Parallel()
 	scaling := []string{"run", "-q", "--suites", "scaling", "--out", t.TempDir()}
 	cores := runtime.NumCPU()
 	for _, tc := range []struct {

@@ -38,6 +38,7 @@ func summaryStatus(t *testing.T, stdout, suite string) string {
 // issue 22: with no nccl-tests the NCCL suites proved nothing: SKIP, with
 // the reason on the console, and exit 2 naming what to install.
 func TestWithoutNCCLTestsTheNCCLSuitesAreSkipAndTheRunExits2(t *testing.T) {
+	t.Parallel()
 	r, res := runNoNCCL(t, "h100x8-nvswitch-cx7-pix")
 	if r.code != results.ExitUnevaluable {
 		t.Errorf("exit %d, want 2\n%s", r.code, r.stdout)
@@ -81,9 +82,43 @@ func TestWithoutNCCLTestsTheNCCLSuitesAreSkipAndTheRunExits2(t *testing.T) {
 // no suite could not run (a single spec that could not, the Xid check on a
 // recording without a kernel log, is listed but leaves its suite passing).
 func TestTheQuickGateWithoutNCCLTestsStillExits0(t *testing.T) {
-	r, _ := runNoNCCL(t, "h100x8-nvswitch-cx7-pix", "--suites", "topology,kernel,bar1")
+	t.Parallel()
+	r, res := runNoNCCL(t, "h100x8-nvswitch-cx7-pix", "--suites", "topology,kernel,bar1")
 	if r.code != 0 || strings.Contains(r.stdout, "exit 2:") || strings.Contains(r.stdout, "nccl-tests") {
 		t.Errorf("exit %d\n%s", r.code, r.stdout)
+	}
+	// Each selected suite ran and passed, its skips not-applicable ones
+	// but the one the recording forces (it holds no kernel log: snapshot
+	// was not root), and nothing was benchmarked.
+	n := res.Nodes[0]
+	if n.Status != results.NodeEvaluated || len(n.Runs) != 0 {
+		t.Errorf("node %s (%s), %d runs: want evaluated with no benchmark", n.Status, n.Reason, len(n.Runs))
+	}
+	var names []string
+	for _, s := range n.Suites {
+		names = append(names, s.Name)
+		if s.Status() != results.SuitePass || s.CannotRun() {
+			t.Errorf("%s: %s, cannot run %v", s.Name, s.Status(), s.CannotRun())
+		}
+		passed := 0
+		for _, sp := range s.Specs {
+			switch {
+			case sp.State == results.StatePassed:
+				passed++
+			case sp.State == results.StateSkipped && sp.SkipKind == results.SkipCannotRun &&
+				strings.HasPrefix(sp.Name, "logs no Xid") && strings.HasPrefix(sp.Message, "kernel log not readable"):
+			case sp.State != results.StateSkipped || sp.SkipKind != results.SkipNotApplicable:
+				t.Errorf("%s / %s: %s (%s) %q", s.Name, sp.Name, sp.State, sp.SkipKind, sp.Message)
+			case strings.Contains(sp.Message, "nccl-tests"):
+				t.Errorf("%s / %s skipped for nccl-tests: %q", s.Name, sp.Name, sp.Message)
+			}
+		}
+		if passed == 0 {
+			t.Errorf("%s: no spec passed", s.Name)
+		}
+	}
+	if got := strings.Join(names, ","); got != "topology,kernel,bar1" {
+		t.Errorf("suites %s, want topology,kernel,bar1", got)
 	}
 }
 
@@ -91,6 +126,7 @@ func TestTheQuickGateWithoutNCCLTestsStillExits0(t *testing.T) {
 // is SKIP for its shape, and one smoke all_reduce replaces the four
 // one-rank sweeps.
 func TestOneGPUWithNCCLTestsRunsOneSmokeRunAndExits0(t *testing.T) {
+	t.Parallel()
 	v, res, _ := runFixtureProm(t, "h200x1-vm")
 	if v.ExitCode != 0 {
 		t.Fatalf("exit %d\n%s", v.ExitCode, strings.Join(v.Specs, "\n"))
@@ -126,6 +162,7 @@ func commandWithEnv(args, env []string) *exec.Cmd {
 
 // issue 22: a word gdrcheck does not know is exit 2, never help and 0.
 func TestUnknownSubcommandsAndArgumentsExit2(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want string
@@ -150,6 +187,7 @@ func TestUnknownSubcommandsAndArgumentsExit2(t *testing.T) {
 
 // issue 22: errors name the file and what was wrong, in the user's terms.
 func TestErrorsNameTheFileWithoutGoInternals(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	_, res := runNoNCCL(t, "h200x1-vm", "--suites", "topology")
 	resultsJSON := filepath.Join(dir, "results.json")
@@ -191,6 +229,7 @@ func TestErrorsNameTheFileWithoutGoInternals(t *testing.T) {
 // issue 22: baseline diff FILE reads the named files, not the others
 // beside them.
 func TestBaselineDiffReadsOnlyTheNamedFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	b, err := os.ReadFile("../../fixtures/baselines/h200x2-nv18.yaml")
 	if err != nil {
@@ -212,6 +251,7 @@ func TestBaselineDiffReadsOnlyTheNamedFiles(t *testing.T) {
 // issue 22: Ginkgo's report, with its source locations relative to the
 // module, only under -v; one skip count otherwise.
 func TestSourceLocationsOnlyUnderVerboseAndRelative(t *testing.T) {
+	t.Parallel()
 	recs, _ := shapeRuns("h100x8-proprietary-no-peermem")
 	ncclDir, env := fakebin.NCCLTests(t, []string{"all_reduce_perf", "all_gather_perf", "reduce_scatter_perf", "sendrecv_perf"}, recs)
 	for _, verbose := range []bool{false, true} {

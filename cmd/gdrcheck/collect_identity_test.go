@@ -13,6 +13,7 @@ import (
 // a foreign node's: collect merges vm once, makes n2 and n3 unevaluable
 // saying why, and exits 2, where it merged vm twice and exited 0.
 func TestCollectRefusesACopiedAndAForeignResults(t *testing.T) {
+	t.Parallel()
 	good, err := os.ReadFile(realResults + "h200x2-nv18-collectives-negative.results.json")
 	if err != nil {
 		t.Fatal(err)

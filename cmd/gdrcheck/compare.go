@@ -93,6 +93,9 @@ func (c *compareOptions) run(cmd *cobra.Command, beforeArg, afterArg string) err
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("AFTER: %w", err)}
 	}
 	defer after.Close()
+	if err := compare.CommonSources(before, after); err != nil {
+		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("BEFORE %s and AFTER %s: %w", beforeArg, afterArg, err)}
+	}
 	res, err := compare.CompareSources(before, after, compare.Options{Tolerance: c.tolerance})
 	if err != nil {
 		return &exitError{code: results.ExitUnevaluable, err: err}

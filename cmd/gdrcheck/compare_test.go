@@ -56,6 +56,7 @@ func plantUpgrade(t *testing.T) *results.Results {
 }
 
 func TestCompareNamesThePlantedFallbackMechanismAndBandwidthDrop(t *testing.T) {
+	t.Parallel()
 	before := resultsDir(t, h200All(t))
 	after := resultsDir(t, plantUpgrade(t))
 
@@ -99,6 +100,7 @@ func TestCompareNamesThePlantedFallbackMechanismAndBandwidthDrop(t *testing.T) {
 }
 
 func TestCompareOfTwoIdenticalRunsExitsZero(t *testing.T) {
+	t.Parallel()
 	dir := resultsDir(t, h200(t))
 	r := gdrcheck(t, "compare", dir, filepath.Join(dir, "results.json"))
 	if r.code != results.ExitPassed {
@@ -110,6 +112,7 @@ func TestCompareOfTwoIdenticalRunsExitsZero(t *testing.T) {
 }
 
 func TestCompareWithinTheBaselineBandIsNoRegressionButToleranceOverrides(t *testing.T) {
+	t.Parallel()
 	res := h200(t)
 	for i, r := range res.Nodes[0].Runs {
 		if r.Suite == "collectives" && r.Op == "all_gather" {
@@ -126,6 +129,7 @@ func TestCompareWithinTheBaselineBandIsNoRegressionButToleranceOverrides(t *test
 }
 
 func TestCompareExitsTwoOnBadInput(t *testing.T) {
+	t.Parallel()
 	good := resultsDir(t, h200(t))
 	bad := filepath.Join(t.TempDir(), "results.json")
 	if err := os.WriteFile(bad, []byte("{\"schema\": \""+results.Schema+"\",\n\"nodes\": [\n{\"name\": \"vm\", \"status\": 7}\n]}\n"), 0o644); err != nil {
@@ -155,6 +159,7 @@ func TestCompareExitsTwoOnBadInput(t *testing.T) {
 // The upgrade gate in one step: the quick gate, then the same gate on the
 // node after a change, compared with the run before.
 func TestRunCompareToJoinsTheComparisonToTheReport(t *testing.T) {
+	t.Parallel()
 	before := t.TempDir()
 	quick := []string{"run", "-q", "--suites", "topology,kernel,bar1"}
 	if r := gdrcheck(t, append(quick, "--host-root", nodes+"h100x8-nvswitch-cx7-pix.ttar", "--out", before)...); r.code != results.ExitPassed {
@@ -200,4 +205,30 @@ func squeeze(s string) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// A job whose nodes were renamed gpu1 -> GPU1 shares no node with the run
+// before (Slurm's names are case-sensitive): compare refuses it, exit 2,
+// rather than compare nothing and pass.
+func TestCompareRefusesRunsWithNoNodeInCommon(t *testing.T) {
+	t.Parallel()
+	named := func(names ...string) string {
+		res := h200(t)
+		one := res.Nodes[0]
+		res.Nodes = nil
+		for _, n := range names {
+			c := one
+			c.Name = n
+			res.Nodes = append(res.Nodes, c)
+		}
+		return filepath.Join(resultsDir(t, res), "results.json")
+	}
+	before := named("gpu1", "gpu2")
+	r := gdrcheck(t, "compare", before, named("GPU1", "GPU2"))
+	if r.code != results.ExitUnevaluable || !strings.Contains(r.stderr, "no node in common") || !strings.Contains(r.stderr, `"gpu1" and "GPU1" differ in case only`) {
+		t.Errorf("exit %d, stderr %q; want 2, no node in common", r.code, r.stderr)
+	}
+	if r := gdrcheck(t, "compare", before, named("gpu2", "gpu1")); r.code != results.ExitPassed {
+		t.Errorf("the same nodes: exit %d, want 0\n%s", r.code, r.stderr)
+	}
 }

@@ -64,6 +64,7 @@ func noSecret(t *testing.T, r result, out string) {
 // it plants a link out, a tree where it holds one, and the run exits 2
 // naming the entry instead of reporting what the link led to.
 func TestReplayingAHostileRecordingTouchesNothingOutsideIt(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	outside := filepath.Join(base, "outside")
 	check := sentinels(t, outside)

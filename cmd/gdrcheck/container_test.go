@@ -276,6 +276,7 @@ func clone(m map[string][]string) map[string][]string {
 }
 
 func TestContainerSuitePassesWhereNothingIsRestricted(t *testing.T) {
+	t.Parallel()
 	root, devs := fixture(t)
 	cannot := unopenable(t, devs)
 	memlock, want := openMemlock(t)
@@ -287,6 +288,7 @@ func TestContainerSuitePassesWhereNothingIsRestricted(t *testing.T) {
 }
 
 func TestContainerSuiteNamesTheCauseOfEachRestriction(t *testing.T) {
+	t.Parallel()
 	root, devs := fixture(t)
 	cannot := unopenable(t, devs)
 	// A container given no GPU: recorded inside it, the node shows the
@@ -365,6 +367,7 @@ func TestContainerSuiteNamesTheCauseOfEachRestriction(t *testing.T) {
 // case found on a real H200 node, where only the dma-buf export caught it)
 // fails naming both numbers.
 func TestContainerSuiteJudgesThisMachinesOwnGPUNodes(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	infos, _ := filepath.Glob("/proc/driver/nvidia/gpus/*/information")
 	if len(infos) == 0 {

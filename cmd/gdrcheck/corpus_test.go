@@ -73,6 +73,7 @@ type corpusOut struct {
 }
 
 func TestEveryCorpusOutputAnalyzesAsItsGoldenSays(t *testing.T) {
+	t.Parallel()
 	goldens, err := filepath.Glob(corpusDir + "golden/*/*.json")
 	if err != nil || len(goldens) < 40 {
 		t.Fatalf("want at least 40 corpus goldens, found %d (%v)", len(goldens), err)

@@ -26,6 +26,7 @@ func sysfsOnlyTree(t *testing.T, vs ...nodetest.Variant) string {
 }
 
 func TestInventoryOfASysfsOnlyTreeIsCompleteAndWarnsThatNVMLIsMissing(t *testing.T) {
+	t.Parallel()
 	root := sysfsOnlyTree(t)
 	r := gdrcheck(t, "inventory", "--host-root", root, "--format", "json")
 	if r.code != 0 {
@@ -73,6 +74,7 @@ func TestInventoryOfASysfsOnlyTreeIsCompleteAndWarnsThatNVMLIsMissing(t *testing
 }
 
 func TestTopologyOnASysfsOnlyTreeStillJudgesWhatSysfsShows(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		variant nodetest.Variant
@@ -146,6 +148,7 @@ func TestTopologyOnASysfsOnlyTreeStillJudgesWhatSysfsShows(t *testing.T) {
 // The morning after a driver upgrade without a reboot: the gate names the
 // mismatch and its fix, judges everything sysfs answers, and exits 2.
 func TestTheUpgradeGateNamesTheDriverLibraryVersionMismatch(t *testing.T) {
+	t.Parallel()
 	v, res := runFixture(t, "h100x8-nvml-version-mismatch", "--suites", "topology,kernel,bar1")
 	if v.ExitCode != 2 || v.Status != results.NodeUnevaluable {
 		t.Fatalf("exit %d status %s, want 2 unevaluable:\n%s", v.ExitCode, v.Status, strings.Join(v.Specs, "\n"))
@@ -183,6 +186,7 @@ func TestTheUpgradeGateNamesTheDriverLibraryVersionMismatch(t *testing.T) {
 }
 
 func TestGPUsOnlyNVMLListsAreAnEvidenceErrorNotFailedSpecs(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	tr, err := nodetest.H100x8(root)
 	if err != nil {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gdrcheck/gdrcheck/harness/nccl"
+	"github.com/gdrcheck/gdrcheck/harness/bench"
 	"github.com/gdrcheck/gdrcheck/internal/hostlist"
 	"github.com/gdrcheck/gdrcheck/slurm"
 )
@@ -29,7 +29,7 @@ func newEmulatedRankCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--nodes: %w", err)
 			}
-			return nccl.EmulatedRank(names, gpus, physical, args)
+			return bench.EmulatedRank(names, gpus, physical, args)
 		},
 	}
 	f := cmd.Flags()

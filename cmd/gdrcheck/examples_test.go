@@ -132,6 +132,7 @@ func runSteps(t *testing.T, steps []step, vars map[string]string, after string) 
 }
 
 func TestExamplePipelinesGateAnUpgrade(t *testing.T) {
+	t.Parallel()
 	gl, vars := gitlabSteps(t)
 	for _, p := range []struct {
 		name  string
@@ -174,6 +175,7 @@ func TestExamplePipelinesGateAnUpgrade(t *testing.T) {
 // its peer memory: it is drained for the kernel suite, the comparison
 // with last-pass names what changed, and last-pass stays the first job.
 func TestExampleWeeklySlurmJobComparesWithTheLastPass(t *testing.T) {
+	t.Parallel()
 	c := slurmCluster(t)
 	jobs := t.TempDir()
 	weekly := func(roots map[string]string) (result, string) {

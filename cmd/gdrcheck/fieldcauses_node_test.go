@@ -59,6 +59,7 @@ func removeFile(rel string) func(*testing.T, string) {
 // cause, passes with the warning); also lists the specs that fail with
 // it as its symptoms, where the cause cannot come without them.
 func TestEachFieldCauseOfTheNodeFailsForItsOwnReason(t *testing.T) {
+	t.Parallel()
 	const lockdown = "none [integrity] confidentiality\n"
 	const refusal = "Lockdown: modprobe: unsigned module loading is restricted; see man kernel_lockdown.7\n"
 	cases := []struct {

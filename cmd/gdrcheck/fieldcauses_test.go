@@ -107,6 +107,7 @@ func railMTU(ibdev string, mtu int) func(*testing.T, string) {
 // Each variant breaks one cause from docs/field-causes.md and fails the
 // one spec that names it; a warning-only cause passes with its warning.
 func TestEachFieldCauseVariantFailsForItsOwnReason(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name   string
 		edit   func(*testing.T, string)

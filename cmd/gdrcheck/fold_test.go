@@ -13,6 +13,7 @@ import (
 // first, keeps each of their failed specs as its own JUnit case named as
 // in a small job, rolls the passes up, and exits 1.
 func TestCollect64NodesFoldsAndNamesTheFailingNodes(t *testing.T) {
+	t.Parallel()
 	dir := jobOf(t, 64, planted(64)...) // gpu00007, gpu00026, gpu00046
 	r := gdrcheck(t, "collect", dir)
 	if r.code != 1 {

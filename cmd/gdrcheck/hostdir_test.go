@@ -57,6 +57,7 @@ func hostDirs(t *testing.T, tmp string) []string {
 // the sweep removes (not a link, not another user's) is tested in
 // process in harness/node.
 func TestTheRunAfterAKilledReplayRemovesWhatItLeft(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	killed := startReplay(t, tmp)
 	left := hostDirs(t, tmp)

@@ -273,6 +273,7 @@ func BenchmarkHostileInput(b *testing.B) {
 // hostile shape at 10 MB, past every cap: none may pass (exit 0), and
 // none may take more than 64 MiB.
 func TestHostileInputsAreNeverTakenAsWholeAndStayUnder64MiB(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes and reads 10 MB per case")
 	}

@@ -39,6 +39,7 @@ done`
 // entry, and the root-only file's content reaches no output. Without
 // --trust-root such a directory is refused before anything reads it.
 func TestHostRootSwappedDuringTheRunReadsNothingOutsideAndNeverBlocks(t *testing.T) {
+	t.Parallel()
 	if os.Geteuid() != 0 {
 		t.Skip("running gdrcheck as root against a user's swapper needs root")
 	}

@@ -36,6 +36,7 @@ func renameNIC(t *testing.T, root, name string) { nodetest.RenameNIC(t, root, "m
 // stderr, cleaned of the recording's ESC and CR, and no map: env writes
 // the fragment that fails.
 func TestInventoryMapsRefuseAHostileIdentifierWithExit2(t *testing.T) {
+	t.Parallel()
 	root := hostileRoot(t, func(root string) {
 		nodetest.EditNVMLGPU(t, root, 0, func(g map[string]any) {
 			g["uuid"] = "GPU-6a1c0f3e-0000-4000-8000-000000000000\n$(touch X)\r\x1b]0;pwned\x07"
@@ -55,6 +56,7 @@ func TestInventoryMapsRefuseAHostileIdentifierWithExit2(t *testing.T) {
 // The inventory's table title and its stderr lines print a recorded host
 // name's ESC and newline as escapes.
 func TestInventoryTitlePrintsAHostileHostnameAsText(t *testing.T) {
+	t.Parallel()
 	root := hostileRoot(t, func(root string) {
 		writeRecorded(t, root, "proc/sys/kernel/hostname", "evil\x1b]0;pwned\x07\r\n## forged")
 	})

@@ -15,6 +15,7 @@ import (
 // command writes exactly what they write, for the evidence it collects,
 // and exits as the inventory does.
 func TestInventoryMapsAreTheEncodersOutput(t *testing.T) {
+	t.Parallel()
 	root := nodes + "l40s8-pcie-cx7-pxb.ttar"
 	ev := nodetest.Collected(t, nodetest.Extracted(t, root))
 	inv := ev.Inventory()
@@ -37,6 +38,7 @@ func TestInventoryMapsAreTheEncodersOutput(t *testing.T) {
 // A GPU whose device minor nothing gives has no gres line, and the map
 // exits 2 naming it.
 func TestInventoryGresWithoutADeviceMinorExits2(t *testing.T) {
+	t.Parallel()
 	root := nodetest.Extracted(t, nodes+"h100x8-nvswitch-cx7-pix.ttar")
 	nodetest.EditNVMLGPU(t, root, 2, func(g map[string]any) { delete(g, "minor") })
 	if err := os.Remove(filepath.Join(root, "proc/driver/nvidia/gpus/0000:38:00.0/information")); err != nil {

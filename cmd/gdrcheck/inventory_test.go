@@ -12,6 +12,7 @@ import (
 )
 
 func TestInventoryJSONOfTheDGXLikeNodeMatchesThePublicMatrixPairByPair(t *testing.T) {
+	t.Parallel()
 	r := gdrcheck(t, "inventory", "--host-root", nodes+"h100x8-nvswitch-cx7-pix.ttar", "--format", "json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -50,6 +51,7 @@ func TestInventoryJSONOfTheDGXLikeNodeMatchesThePublicMatrixPairByPair(t *testin
 }
 
 func TestInventoryExpectReportsTheGPUsThatChangedRail(t *testing.T) {
+	t.Parallel()
 	stored := filepath.Join(t.TempDir(), "node.yaml")
 	r := gdrcheck(t, "inventory", "--host-root", nodes+"h100x8-nvswitch-cx7-pix.ttar", "--format", "yaml")
 	if r.code != 0 {
@@ -91,6 +93,7 @@ func TestInventoryExpectReportsTheGPUsThatChangedRail(t *testing.T) {
 }
 
 func TestBadInputExitsTwoWithAMessageNamingWhatIsMissing(t *testing.T) {
+	t.Parallel()
 	unpack := func(t *testing.T, name string) string {
 		dir := t.TempDir()
 		r := gdrcheck(t, "inventory", "--host-root", nodes+name+".ttar", "--format", "json")
@@ -161,6 +164,7 @@ func TestBadInputExitsTwoWithAMessageNamingWhatIsMissing(t *testing.T) {
 }
 
 func TestUnknownSuiteIsRejectedByName(t *testing.T) {
+	t.Parallel()
 	r := gdrcheck(t, "run", "--suites", "topology,topolgy", "--host-root", nodes+"h200x2-nv18-vm.ttar", "--out", t.TempDir())
 	if r.code != 2 || !strings.Contains(r.stderr, `unknown suite "topolgy"`) {
 		t.Errorf("exit %d, stderr %q", r.code, r.stderr)

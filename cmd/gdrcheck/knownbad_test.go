@@ -53,6 +53,7 @@ func specOf(res *results.Results, suite, name string) (results.Spec, bool) {
 // on stderr before nccl-tests' first progress line, and the kernel suite's
 // spec fails naming the source.
 func TestAKnownBadNodeIsFlaggedBeforeAnyBenchmark(t *testing.T) {
+	t.Parallel()
 	r, res, _ := runWithProgress(t, knownBadNode, "--suites", "kernel,collectives,negative")
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -91,6 +92,7 @@ func TestAKnownBadNodeIsFlaggedBeforeAnyBenchmark(t *testing.T) {
 // What ran wins: the healthy node's replays say NCCL 2.28.3, so no flag,
 // and its spec notes the version and where it was read.
 func TestTheKnownBadSpecPassesOnAHealthyNode(t *testing.T) {
+	t.Parallel()
 	r, res, _ := runWithProgress(t, "h100x8-nvswitch-cx7-pix", "--suites", "kernel,collectives")
 	if r.code != 0 || strings.Contains(r.stderr, "known-bad") {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
@@ -110,6 +112,7 @@ func TestTheKnownBadSpecPassesOnAHealthyNode(t *testing.T) {
 // An upgrade that moves a node into a known-bad cell is a regression:
 // the same node, its NCCL going from 2.23.4 to 2.21.5.
 func TestCompareFlagsAnUpgradeIntoAKnownBadCell(t *testing.T) {
+	t.Parallel()
 	_, res, after := runKernelSuite(t, knownBadNode)
 	fixed := *res
 	fixed.Nodes = append([]results.Node(nil), res.Nodes...)

@@ -59,6 +59,7 @@ func specsOf(n results.Node) map[string]results.Spec {
 // still matches h100x8-ndr, and with one rail flipped still does (by
 // the link layer most rails run), failing the link-layer spec alone.
 func TestTheHealthyRoCEShapePassesWithTheShippedProfilesAndMatchesNoNDROne(t *testing.T) {
+	t.Parallel()
 	roceRoot := variantOf(t, roce)
 	for _, tc := range []struct {
 		name, profile string

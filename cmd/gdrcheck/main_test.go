@@ -222,6 +222,7 @@ func validateJUnit(t *testing.T, path string) {
 }
 
 func TestRunOnEveryFixtureNodeMatchesItsGoldenVerdicts(t *testing.T) {
+	t.Parallel()
 	ttars, _ := filepath.Glob(nodes + "*.ttar")
 	if len(ttars) < 8 {
 		t.Fatalf("found %d fixture nodes, want the real H200 recording and the synthetic ones", len(ttars))
@@ -267,6 +268,7 @@ func pretty(v verdicts) string {
 // The verdicts each broken fixture exists to show, stated here as well as
 // in the golden files so a careless -update cannot hide a regression.
 func TestEachBrokenFixtureFailsForItsOwnReason(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		node     string
 		exit     int

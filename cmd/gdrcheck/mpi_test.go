@@ -68,6 +68,7 @@ func runMPIResults(t *testing.T, root string, extra ...string) (result, *results
 // and a UCX holding only cma, ib and rdmacm. Both misbuilds fail naming
 // their cause and fix, and are told before any benchmark.
 func TestMPISuiteNamesTheOneH200Misbuilds(t *testing.T) {
+	t.Parallel()
 	r, specs := runMPI(t, mpiNode(t, "h200-debian-nocuda"))
 	if r.code != 1 {
 		t.Errorf("exit %d, want 1\nstderr:\n%s", r.code, r.stderr)
@@ -102,6 +103,7 @@ func TestMPISuiteNamesTheOneH200Misbuilds(t *testing.T) {
 // saying why: no MPICH, no NIC, no second GPU to send to, no launcher
 // across nodes; no benchmark is looked for.
 func TestMPISuitePassesACUDAAwareBuild(t *testing.T) {
+	t.Parallel()
 	r, specs := runMPI(t, mpiNode(t, "cuda-aware"))
 	if r.code != 0 {
 		t.Errorf("exit %d, want 0\nstderr:\n%s", r.code, r.stderr)
@@ -133,6 +135,7 @@ func TestMPISuitePassesACUDAAwareBuild(t *testing.T) {
 // A recording without gdrcheck/mpi.json ran no command: the suite could
 // not run, says why, and the run exits 2.
 func TestMPISuiteCannotRunOnARecordingWithoutMPI(t *testing.T) {
+	t.Parallel()
 	r, specs := runMPI(t, mpiNode(t, ""))
 	if r.code != 2 {
 		t.Errorf("exit %d, want 2\nstderr:\n%s", r.code, r.stderr)

@@ -125,6 +125,7 @@ func TestBusBandwidthBelowTheBaselineFails(t *testing.T) {
 }
 
 func TestMissingNCCLTestsFailWhenAskedForAndSkipOtherwise(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	r := gdrcheck(t, "run", "-q", "--host-root", nodes+"h200x2-nv18-vm.ttar", "--out", out, "--suites", "collectives", "--nccl-tests-dir", t.TempDir())
 	if r.code != 1 || !strings.Contains(r.stdout, "nccl-tests binary not found: all_reduce_perf in") {
@@ -139,6 +140,7 @@ func TestMissingNCCLTestsFailWhenAskedForAndSkipOtherwise(t *testing.T) {
 }
 
 func TestAnalyzeGivesTheDocumentedJSON(t *testing.T) {
+	t.Parallel()
 	r := gdrcheck(t, "analyze", "nccl-log", "--format", "json", "../../fixtures/corpus/nccl-debug/a100pcie-2node-cx5-cx6-gdr-enabled-dmabuf-netgdrlevel-sys.txt")
 	var log map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &log); err != nil {
@@ -187,6 +189,7 @@ func TestAnalyzeGivesTheDocumentedJSON(t *testing.T) {
 // An nccl-tests output that exits 0 but whose table stops short fails the
 // run (exit 1), naming the last size read.
 func TestATruncatedNCCLTestsOutputFailsTheRun(t *testing.T) {
+	t.Parallel()
 	recs := fakebin.H200Recordings(recorded)
 	b, err := os.ReadFile(recs["all_reduce-direct"])
 	if err != nil {
@@ -224,6 +227,7 @@ func TestATruncatedNCCLTestsOutputFailsTheRun(t *testing.T) {
 // report (every spec listed, the rest skipped) that says it was
 // interrupted, and exits 2.
 func TestSIGTERMGivesACompleteInterruptedReport(t *testing.T) {
+	t.Parallel()
 	fake, env := fakebin.NCCLTests(t, []string{"all_reduce_perf"}, fakebin.H200Recordings(recorded))
 	out := t.TempDir()
 	cmd := exec.Command(bin, "run", "-q", "--host-root", nodes+"h200x2-nv18-vm.ttar", "--nccl-tests-dir", fake, "--out", out)

@@ -75,6 +75,7 @@ func checkOneRunsSet(t *testing.T, out string) string {
 }
 
 func TestTwoRunsIntoOneOutLeaveOneRunsSet(t *testing.T) {
+	t.Parallel()
 	ncclDir, env := fakebin.NCCLTests(t, []string{"all_reduce_perf", "all_gather_perf", "sendrecv_perf"}, fakebin.H200Recordings(recorded))
 	out := t.TempDir()
 	waited := 0
@@ -110,6 +111,7 @@ func TestTwoRunsIntoOneOutLeaveOneRunsSet(t *testing.T) {
 }
 
 func TestARunWaitsForTheHolderOfItsOutOrRefuses(t *testing.T) {
+	t.Parallel()
 	ncclDir, env := fakebin.NCCLTests(t, []string{"all_reduce_perf", "all_gather_perf", "sendrecv_perf"}, fakebin.H200Recordings(recorded))
 	out := t.TempDir()
 	// A set and a stray log of an earlier run: replaced whole, not mixed.

@@ -49,6 +49,7 @@ const siteConf = "# site tuning\nNCCL_DEBUG=WARN\nNCCL_NET_GDR_LEVEL=LOC\n"
 // override audit's word on it, in all three formats; a node that inherits
 // nothing lists none.
 func TestInventoryListsInheritedOverridesWithTheirSourceAndFit(t *testing.T) {
+	t.Parallel()
 	root := overrideNode(t, map[string]string{"etc/nccl.conf": siteConf})
 	env := jobEnv("NCCL_NVLS_ENABLE=0")
 
@@ -107,6 +108,7 @@ func TestInventoryListsInheritedOverridesWithTheirSourceAndFit(t *testing.T) {
 // naming the variable, its old and new value and its source; a harmless
 // change is a note.
 func TestCompareFlagsAnInheritedOverrideChange(t *testing.T) {
+	t.Parallel()
 	run := func(root string, env []string) string {
 		t.Helper()
 		out := filepath.Join(t.TempDir(), "run")

@@ -36,6 +36,7 @@ func h100With(vs ...nodetest.Variant) func(string) (*nodetest.Tree, error) {
 // The PCIe causes of docs/field-causes.md (#7, #13, #14, #15), each a
 // variant of a passing node that fails, or warns, for its own reason.
 func TestEachPCIeFieldCauseVariantFailsForItsOwnReason(t *testing.T) {
+	t.Parallel()
 	const pcieSpec = "topology / sets PCIe payload, read request and relaxed ordering for full GPUDirect speed"
 	cases := []struct {
 		name   string
@@ -78,6 +79,7 @@ func TestEachPCIeFieldCauseVariantFailsForItsOwnReason(t *testing.T) {
 // The healthy counterparts of the variants above pass with no word from
 // the PCIe specs: the VM with ATS on, the workstation with ACS clear.
 func TestPCIeHealthyCounterpartsPassQuietly(t *testing.T) {
+	t.Parallel()
 	for name, build := range map[string]func(string) (*nodetest.Tree, error){
 		"H100 VM with ATS on":          h100With(nodetest.InVM(nodetest.ATSOn)),
 		"workstation with ACS cleared": nodetest.PCIeWorkstation(0),

@@ -45,6 +45,7 @@ func writeScaling(t *testing.T, dir string, n int, outlier string) {
 // counted and the verdict is fail. Then two nodes lose their results: the
 // verdict is unevaluable and both are counted missing.
 func TestCollect1024NodesWritesABoundedAllocationTextfile(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes and merges a job of 1,024 nodes (about 90 MB)")
 	}
@@ -135,6 +136,7 @@ func countStatus(res *results.Results, status string) int {
 // from another node, passes; a newer one that cannot be evaluated is
 // alerted on again, by its own id.
 func TestTheJobAlertJudgesTheNewestJob(t *testing.T) {
+	t.Parallel()
 	rules := onlyRule(shippedRules(t), "GdrcheckJobFailed")
 	leader := func(instance, id, verdict, from string, end int) string {
 		labels := fmt.Sprintf(`instance="%s:9100",job="node",node="allocation"`, instance)

@@ -15,6 +15,7 @@ import (
 // whole set, and the textfile passes promtool with the byte as U+FFFD
 // (the JUnit rule, reports/sanitize.go).
 func TestOneInvalidByteInARecordedStringCostsNoTextfile(t *testing.T) {
+	t.Parallel()
 	replace := func(rel, old, new string) func(t *testing.T, root string) {
 		return func(t *testing.T, root string) {
 			p := filepath.Join(root, rel)

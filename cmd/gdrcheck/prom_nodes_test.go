@@ -13,6 +13,7 @@ import (
 // PATH keeps the four nodes' files (one shared directory in the test
 // cluster) and the job's, on the first node, apart.
 func TestEveryNodeOfAJobWritesItsOwnTextfile(t *testing.T) {
+	t.Parallel()
 	c := slurmCluster(t)
 	roots := map[string]string{"node1": "h200x2-nv18-vm", "node2": "h200x2-nv18-vm", "node3": "h100x8-nic-sys", "node4": "h200x2-nv18-vm"}
 	dir := t.TempDir()

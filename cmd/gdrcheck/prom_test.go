@@ -144,6 +144,7 @@ var timestampLine = regexp.MustCompile(`(?m)^(gdrcheck_last_run_timestamp_second
 // paths, BAR1 and bandwidths as those runs measured them; the H100 node's
 // file is the golden one, its timestamp made stable.
 func TestPromTextfileCarriesTheRecordedNodesEvidence(t *testing.T) {
+	t.Parallel()
 	_, res, path := runFixtureProm(t, "h200x2-nv18-vm")
 	checkPromAgrees(t, path, res)
 	got := promSeries(t, path)
@@ -243,6 +244,7 @@ func checkAllocationAgrees(t *testing.T, path string, res *results.Results, jobI
 // nodes counted, a node that never reported among them, and none of the
 // nodes' own series (their own node_exporters serve those).
 func TestCollectWritesTheAllocationTextfileOfTheJob(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for name, fixture := range map[string]string{"gpu01": "h100x8-nic-sys", "gpu02": "h100x8-proprietary-no-peermem"} {
 		_, res, _ := runFixtureProm(t, fixture)
@@ -292,6 +294,7 @@ func TestCollectWritesTheAllocationTextfileOfTheJob(t *testing.T) {
 // (exit 2, naming the path) and leaves no results behind; a name the
 // collector would never read is refused before anything runs.
 func TestARunWhoseTextfileCannotBeWrittenFailsNamingIt(t *testing.T) {
+	t.Parallel()
 	out := t.TempDir()
 	bad := filepath.Join(t.TempDir(), "no-such-dir", "gdrcheck.prom")
 	r := gdrcheck(t, "run", "-q", "--host-root", nodes+"h100x8-nvswitch-cx7-pix.ttar", "--suites", "topology", "--out", out, "--prom-textfile", bad)
@@ -309,6 +312,7 @@ func TestARunWhoseTextfileCannotBeWrittenFailsNamingIt(t *testing.T) {
 
 // The shipped alert rules are rules Prometheus loads.
 func TestTheShippedAlertRulesAreValid(t *testing.T) {
+	t.Parallel()
 	shippedRules(t)
 	if out, err := exec.Command("promtool", "check", "rules", rulesFile).CombinedOutput(); err != nil || !strings.Contains(string(out), "SUCCESS") {
 		t.Errorf("promtool check rules: %v\n%s", err, out)

@@ -12,6 +12,7 @@ import (
 // only the rail spec fails, naming the GPU, the NIC it used, its rail NIC
 // and the cause (docs/field-causes.md #30).
 func TestAChannelOffItsRailFailsOnlyTheRailSpec(t *testing.T) {
+	t.Parallel()
 	const spec = "negative / puts each GPU's network channels on its rail NIC when forced onto the network"
 	recs, more := shapeRuns(healthyNode)
 	recs["all_reduce-p2p-shm-disabled"] = recorded + "/synthetic/all_reduce_perf-h100x8-nvswitch-cx7-p2p-shm-disabled-offrail.txt"

@@ -121,6 +121,7 @@ func splitComment(s string) (cmd, comment string) {
 }
 
 func TestReadmeCommandsRunAsDocumented(t *testing.T) {
+	t.Parallel()
 	cmds := readmeCommands(t, readme)
 	if len(cmds) < 20 {
 		t.Fatalf("found %d commands in the README's sh blocks; the parser lost them", len(cmds))
@@ -188,6 +189,7 @@ func tail(s string, n int) string {
 
 // The parser itself: continuation, comments, quotes and exit notes.
 func TestReadmeParserReadsCommandsAndExitNotes(t *testing.T) {
+	t.Parallel()
 	md := filepath.Join(t.TempDir(), "r.md")
 	os.WriteFile(md, []byte("text `not this`\n\n```sh\nbin/gdrcheck run --x \\\n    --y   # exit 1: a failure\ngdrcheck a \"b # c\"  # exit 0, 1 or 2\n```\n\n    indented is not run\n```go\nnot sh\n```\n"), 0o644)
 	got := readmeCommands(t, md)

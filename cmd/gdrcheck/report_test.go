@@ -58,6 +58,7 @@ func h200(t *testing.T) *results.Results {
 }
 
 func TestReportRebuildsEachFormatFromResultsJSON(t *testing.T) {
+	t.Parallel()
 	res := h200(t)
 	dir := resultsDir(t, res)
 	var tables, md, junit, junitProps, page bytes.Buffer
@@ -117,6 +118,7 @@ func failing() *results.Results {
 }
 
 func TestReportExitCodeIsTheResultsVerdict(t *testing.T) {
+	t.Parallel()
 	unevaluable := failing()
 	unevaluable.Nodes = append(unevaluable.Nodes, results.Node{Name: "gpu02", Status: results.NodeMissing, Reason: "node never reported"})
 	for _, c := range []struct {
@@ -147,6 +149,7 @@ func TestReportExitCodeIsTheResultsVerdict(t *testing.T) {
 }
 
 func TestReportExitsTwoNamingTheFileItCouldNotRead(t *testing.T) {
+	t.Parallel()
 	missing := t.TempDir()
 	garbled := filepath.Join(t.TempDir(), "results.json")
 	os.WriteFile(garbled, []byte(`{"schema": "gdrcheck.results/v1", "nodes": [`), 0o644)
@@ -179,6 +182,7 @@ func TestReportExitsTwoNamingTheFileItCouldNotRead(t *testing.T) {
 }
 
 func TestReportOutReplacesTheFileAtomically(t *testing.T) {
+	t.Parallel()
 	dir := resultsDir(t, failing())
 	outDir := t.TempDir()
 	out := filepath.Join(outDir, "report.html")

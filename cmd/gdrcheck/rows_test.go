@@ -118,6 +118,7 @@ func TestImpossibleBusBandwidthFails(t *testing.T) {
 // A results.json that passed but holds 1e308 GB/s (edited, or from a
 // build without the check): baseline record refuses to propose it.
 func TestBaselineRecordRefusesAnImpossibleValue(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(realResults + "h200x2-nv18-collectives-negative.results.json")
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/gdrcheck/gdrcheck/harness/nccl"
+	"github.com/gdrcheck/gdrcheck/harness/bench"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
 	"github.com/gdrcheck/gdrcheck/internal/hostlist"
@@ -223,7 +223,7 @@ func (r *runOptions) checkLaunchers() error {
 		if v == "" {
 			continue
 		}
-		if _, err := nccl.ParseMPILaunch(v); err != nil {
+		if _, err := bench.ParseMPILaunch(v); err != nil {
 			return fmt.Errorf("%s: %w", flag, err)
 		}
 	}
@@ -286,7 +286,7 @@ func (r *runOptions) config() (suites.Config, error) {
 		// The rules of --launcher: all spaces (a CI variable of
 		// nothing) is no launcher, and an unknown placeholder would
 		// reach the command line.
-		if _, err := nccl.ParseNodeLaunch(r.ncclLauncher); err != nil {
+		if _, err := bench.ParseNodeLaunch(r.ncclLauncher); err != nil {
 			return cfg, fmt.Errorf("--nccl-launcher %q: %w", r.ncclLauncher, err)
 		}
 	}
@@ -410,7 +410,7 @@ func (r *runOptions) scalingOptions(selected []string) error {
 		// allocates before anything runs.
 		return fmt.Errorf("--emulate-nodes %d: at most %d, the CPU cores of this machine", r.emulateNodes, maxEmulated())
 	case r.emulateNodes > 0:
-		r.scaling.Nodes, r.scaling.Emulate = nccl.EmulatedNodes(r.emulateNodes), true
+		r.scaling.Nodes, r.scaling.Emulate = bench.EmulatedNodes(r.emulateNodes), true
 		exe, err := os.Executable()
 		if err != nil {
 			return err

@@ -93,6 +93,7 @@ func gdrcheckEnv(t *testing.T, env []string, args ...string) result {
 // the directory after, carry the allocation's verdict: the planted slow
 // node, named from its pairs.
 func TestAJobOf64NodesJudgesTheAllocationAndNamesTheSlowNode(t *testing.T) {
+	t.Parallel()
 	dir, names, env, ncclDir := manyNodeJob(t, 64)
 	prom := filepath.Join(t.TempDir(), "gdrcheck-{node}.prom")
 	r := gdrcheckEnv(t, env, "job", "--out", dir, "--nccl-tests-dir", ncclDir, "--allow-missing-baseline", "--prom-textfile", prom)
@@ -161,6 +162,7 @@ func TestAJobOf64NodesJudgesTheAllocationAndNamesTheSlowNode(t *testing.T) {
 // allocation, saying how the step ended and what it printed last, and
 // both the job and a later collect exit non-zero.
 func TestAJobWhoseScalingStepIsKilledFailsTheAllocation(t *testing.T) {
+	t.Parallel()
 	dir, _, env, ncclDir := manyNodeJob(t, 32)
 	env = append(env, "GDRCHECK_TEST_KILL_SCALING=1")
 	r := gdrcheckEnv(t, env, "job", "--out", dir, "--nccl-tests-dir", ncclDir, "--allow-missing-baseline")
@@ -197,6 +199,7 @@ func TestAJobWhoseScalingStepIsKilledFailsTheAllocation(t *testing.T) {
 // largest log is scale-n16384.log, and the report names the nodes in
 // their compressed form.
 func TestTheScalingSuiteRunsAcross16384NodesGivenAsAHostlistOrAFile(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: 15 runs across 16,384 nodes")
 	}

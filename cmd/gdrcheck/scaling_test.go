@@ -59,6 +59,7 @@ func scalingSpec(t *testing.T, res *results.Results, name string) results.Spec {
 }
 
 func TestTheScalingSuiteNamesTheSlowedEmulatedNodeAndNoOther(t *testing.T) {
+	t.Parallel()
 	// emu3 here plays the recordings' emu2: slow in both of its pairs.
 	r, res, out := runScaling(t, emulatedRecordings(), "emu3", "--nodes", "emu[1-4]", "--allow-missing-baseline")
 	if r.code != 1 {
@@ -107,6 +108,7 @@ func TestTheScalingSuiteNamesTheSlowedEmulatedNodeAndNoOther(t *testing.T) {
 // A job of eight nodes that matched no baseline: node7's own all_reduce is
 // 30 % below the others', and it is slow with every partner.
 func TestInAnEightNodeJobWithoutBaselineTheSlowNodeIsTheOnlyOutlier(t *testing.T) {
+	t.Parallel()
 	src, err := results.Read("../../fixtures/results/h200x2-nv18-all-suites.results.json")
 	if err != nil {
 		t.Fatal(err)
@@ -155,6 +157,7 @@ func TestInAnEightNodeJobWithoutBaselineTheSlowNodeIsTheOnlyOutlier(t *testing.T
 }
 
 func TestScalingFlagsOutsideTheScalingSuiteAreRefused(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"run", "--suites", "topology", "--nodes", "a,b"},
 		{"run", "--suites", "scaling,topology", "--nodes", "a,b"},
@@ -182,6 +185,7 @@ func TestScalingFlagsOutsideTheScalingSuiteAreRefused(t *testing.T) {
 // The emulated launcher passes its nodes as a hostlist (emu[1-10]): each
 // rank finds its node by position in the expanded list.
 func TestEmulatedRankExpandsItsHostlist(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(bin, "emulated-rank", "--nodes", "emu[1-10]", "--gpus-per-node", "1", "--", "true")
 	cmd.Env = append(os.Environ(), "OMPI_COMM_WORLD_RANK=10")
 	r := runCmd(t, cmd)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/gdrcheck/gdrcheck/harness/bench"
 	"github.com/gdrcheck/gdrcheck/harness/mpi"
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/internal/ttar"
@@ -64,7 +65,7 @@ ticket); anything else writes a directory. Run it as root: PCI config space
 			}
 			// The mpi suite's commands run here, on the live host,
 			// so that a replay judges what they printed.
-			if err := mpi.Record(dir, mpi.Collect("/", true, h.GDRCopy())); err != nil {
+			if err := mpi.Record(dir, mpi.Collect("/", true, h.GDRCopy(), bench.BuildFacts{})); err != nil {
 				return err
 			}
 			for _, p := range meta.Problems {

@@ -17,6 +17,7 @@ import (
 // readable by anyone, holding the recording's metadata: nothing of the
 // staging directory or the temporary file is left beside it.
 func TestSnapshotToAnArchiveLeavesOneCompleteFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "node.ttar")
 	r := gdrcheck(t, "snapshot", "--out", out)
@@ -68,6 +69,7 @@ func TestSnapshotToAnArchiveLeavesOneCompleteFile(t *testing.T) {
 // bind-mounted over nvidia-uvm. A replay reads those facts back, marked
 // recorded, so it judges the recorded container's nodes, not its own.
 func TestSnapshotRecordsWhatEachDeviceNodeIs(t *testing.T) {
+	t.Parallel()
 	needRoot(t)
 	out := filepath.Join(t.TempDir(), "rec")
 	run := "mount -t tmpfs tmpfs /dev && mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/nvidiactl c 195 255 && touch /dev/nvidia-uvm && mount --bind /dev/null /dev/nvidia-uvm && exec " + bin + " snapshot --out " + out

@@ -25,10 +25,14 @@ var (
 	clusterOnce sync.Once
 	cluster     *localcluster.Cluster
 	clusterErr  error
+	// clusterMu makes the tests that share the cluster take turns, while
+	// the others run beside them (t.Parallel).
+	clusterMu sync.Mutex
 )
 
 // slurmCluster starts the real four-node test cluster once for the test
-// binary (stopped in TestMain); tests using it run one after another.
+// binary (stopped in TestMain); tests using it run one after another,
+// each holding it until it ends. Call it once per test.
 func slurmCluster(t *testing.T) *localcluster.Cluster {
 	t.Helper()
 	if os.Geteuid() != 0 {
@@ -37,6 +41,8 @@ func slurmCluster(t *testing.T) *localcluster.Cluster {
 	if testing.Short() {
 		t.Skip("-short: no Slurm jobs")
 	}
+	clusterMu.Lock()
+	t.Cleanup(clusterMu.Unlock)
 	clusterOnce.Do(func() {
 		// A cluster of this process's own: test binaries of other
 		// packages or checkouts may run at the same time.
@@ -135,6 +141,7 @@ func nodeByName(res *results.Results, name string) (results.Node, bool) {
 }
 
 func TestJobOnFourNodesReportsExactlyTheBrokenNodeAndScales(t *testing.T) {
+	t.Parallel()
 	c := slurmCluster(t)
 	roots := map[string]string{"node1": "h200x2-nv18-vm", "node2": "h200x2-nv18-vm", "node3": "h100x8-nic-sys", "node4": "h200x2-nv18-vm"}
 	prom := filepath.Join(t.TempDir(), "gdrcheck.prom")
@@ -235,6 +242,7 @@ func killNodeStep(t *testing.T, node string, done <-chan struct{}) {
 }
 
 func TestAJobWhoseNodeStepIsKilledStillReportsTheNodeAsMissing(t *testing.T) {
+	t.Parallel()
 	c := slurmCluster(t)
 	roots := map[string]string{"node1": "h200x2-nv18-vm", "node2": "h200x2-nv18-vm", "node3": "h200x2-nv18-vm", "node4": "h200x2-nv18-vm"}
 	done := make(chan struct{})
@@ -257,6 +265,7 @@ func TestAJobWhoseNodeStepIsKilledStillReportsTheNodeAsMissing(t *testing.T) {
 }
 
 func TestAJobThatHitsItsTimeLimitStillWritesTheMergedReport(t *testing.T) {
+	t.Parallel()
 	c := slurmCluster(t)
 	roots := map[string]string{"node1": "h200x2-nv18-vm", "node2": "h200x2-nv18-vm", "node3": "h200x2-nv18-vm", "node4": "h200x2-nv18-vm"}
 	prom := filepath.Join(t.TempDir(), "gdrcheck.prom")
@@ -286,6 +295,7 @@ func TestAJobThatHitsItsTimeLimitStillWritesTheMergedReport(t *testing.T) {
 }
 
 func TestDrainLeavesNodesDrainedByOthersAlone(t *testing.T) {
+	t.Parallel()
 	c := slurmCluster(t)
 	cl := slurm.Client{Env: c.Vars()}
 	ctx := context.Background()
@@ -340,6 +350,7 @@ func specMessages(n results.Node) string {
 // the device) is named by the scaling suite's pairwise specs, under the
 // allocation in JUnit, and drained.
 func TestAJobNamesThePlantedSlowNodeFromItsPairsAndDrainsIt(t *testing.T) {
+	t.Parallel()
 	c := slurmCluster(t)
 	recs := fakebin.H200Recordings(recorded)
 	for k, v := range emulatedRecordings() {

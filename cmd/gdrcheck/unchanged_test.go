@@ -35,6 +35,7 @@ func checkGolden(t *testing.T, golden, got string) {
 }
 
 func TestRecordedRunsRenderAsBefore(t *testing.T) {
+	t.Parallel()
 	files, _ := filepath.Glob("../../fixtures/results/*.results.json")
 	if len(files) == 0 {
 		t.Fatal("no recorded runs in fixtures/results")
@@ -114,6 +115,7 @@ func makeRunCluster(t testing.TB, fault bool) (roots map[string]string, recs map
 
 // The job make run submits, set up as slurm/localcluster/make-run.sh does.
 func TestMakeRunJobPrintsTheTablesItPrintedBefore(t *testing.T) {
+	t.Parallel()
 	c := slurmCluster(t)
 	roots, recs, env := makeRunCluster(t, false)
 	r, res, _ := submitJobWith(t, c, recs, roots, env)
@@ -138,6 +140,7 @@ func TestMakeRunJobPrintsTheTablesItPrintedBefore(t *testing.T) {
 // make run-fault: node3 lost its peer memory. It is caught by every line
 // of evidence that should catch it, named, and drained; no other node is.
 func TestMakeRunFaultCatchesNamesAndDrainsThePlantedNode(t *testing.T) {
+	t.Parallel()
 	c := slurmCluster(t)
 	roots, recs, env := makeRunCluster(t, true)
 	r, res, _ := submitJobWith(t, c, recs, roots, env, "--drain-on-fail")

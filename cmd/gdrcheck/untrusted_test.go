@@ -90,6 +90,7 @@ func noMarker(t *testing.T, base string, before map[string]bool, r result) {
 }
 
 func TestCollectRefusesNodeNamesThatAreNoHostnames(t *testing.T) {
+	t.Parallel()
 	for _, bad := range []string{"../../outside-secret", "a/b", "..", "node2\nnode3", "../outside-secret"} {
 		t.Run(fmt.Sprintf("%q", bad), func(t *testing.T) {
 			base, dir := untrustedJob(t, "node1", bad)
@@ -116,6 +117,7 @@ func TestCollectRefusesNodeNamesThatAreNoHostnames(t *testing.T) {
 // A node's results.json and a node's log that are links to a file
 // outside are not followed: each node is unevaluable, saying so.
 func TestCollectFollowsNoLinkOutOfTheJobDirectory(t *testing.T) {
+	t.Parallel()
 	base, dir := untrustedJob(t, "node1", "node2", "node3")
 	must(t, os.MkdirAll(filepath.Join(dir, "nodes", "node2"), 0o755))
 	must(t, os.Symlink(filepath.Join(base, "outside-secret.json"), filepath.Join(dir, "nodes", "node2", "results.json")))
@@ -149,6 +151,7 @@ func TestCollectFollowsNoLinkOutOfTheJobDirectory(t *testing.T) {
 // A FIFO as a node's log or results.json is refused without opening it
 // for a blocking read: collect ends.
 func TestCollectDoesNotBlockOnAFIFO(t *testing.T) {
+	t.Parallel()
 	base, dir := untrustedJob(t, "node1", "node2", "node3")
 	must(t, syscall.Mkfifo(filepath.Join(dir, "nodes", "node2.log"), 0o644))
 	must(t, os.MkdirAll(filepath.Join(dir, "nodes", "node3"), 0o755))
@@ -171,6 +174,7 @@ func TestCollectDoesNotBlockOnAFIFO(t *testing.T) {
 // report and compare refuse a document that judges nothing or says a key
 // twice, naming the file and the place; either side of compare.
 func TestReportAndCompareRefuseEmptyAndRepeatedDocuments(t *testing.T) {
+	t.Parallel()
 	const good = "../../fixtures/results/h200x2-nv18-all-suites.results.json"
 	node := `{"name": "gpu1", "status": "evaluated", "facts": [{"name": "gpus", "value": "8"}], "suites": []}`
 	for _, c := range []struct{ name, doc, want string }{
@@ -198,6 +202,7 @@ func TestReportAndCompareRefuseEmptyAndRepeatedDocuments(t *testing.T) {
 
 // compare GOOD against GOOD less one passed spec: a regression, named.
 func TestCompareCallsAPassedSpecGoneARegression(t *testing.T) {
+	t.Parallel()
 	res, err := results.Read("../../fixtures/results/h200x2-nv18-all-suites.results.json")
 	must(t, err)
 	s := &res.Nodes[0].Suites[0]

@@ -1,21 +1,13 @@
 package mpi
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/harness/osu"
 	"github.com/gdrcheck/gdrcheck/harness/ucx"
-	"github.com/gdrcheck/gdrcheck/internal/bounded"
-	"github.com/gdrcheck/gdrcheck/internal/launch"
 )
 
 // Scopes of a benchmark run: two ranks on two GPUs of this node, or one
@@ -58,13 +50,6 @@ var ErrBenchNotFound = errors.New("no GPU point-to-point benchmark found")
 // built (OSU without CUDA, ucx_perftest without MPI): the run proves
 // nothing either way.
 var ErrUnfit = errors.New("the benchmark cannot measure GPU buffers as built")
-
-// BenchRunner runs the benchmarks.
-type BenchRunner struct {
-	Dir     string        // holds osu_bw & co.; "" searches PATH
-	Timeout time.Duration // each run; zero is five minutes
-	LogDir  string        // keeps each run's output; "" keeps none
-}
 
 // BenchSpec is one run.
 type BenchSpec struct {
@@ -120,42 +105,6 @@ func (b *Benchmarks) Find(op, scope, mode string) (BenchRun, bool) {
 	return BenchRun{}, false
 }
 
-// Lookup finds a binary in Dir, else on PATH.
-func (r BenchRunner) Lookup(name string) (string, error) {
-	if r.Dir != "" {
-		p := filepath.Join(r.Dir, name)
-		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-		return "", fmt.Errorf("%s not in %q", name, r.Dir)
-	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("%s not on PATH", name)
-	}
-	return p, nil
-}
-
-// Tool picks the OSU micro-benchmarks where osu_bw and osu_latency are
-// there, else ucx_perftest.
-func (r BenchRunner) Tool() (string, error) {
-	var missing []string
-	for _, b := range []string{"osu_bw", "osu_latency"} {
-		if _, err := r.Lookup(b); err != nil {
-			missing = append(missing, err.Error())
-		}
-	}
-	if len(missing) == 0 {
-		return ToolOSU, nil
-	}
-	_, err := r.Lookup("ucx_perftest")
-	if err == nil {
-		return ToolPerftest, nil
-	}
-	missing = append(missing, err.Error())
-	return "", fmt.Errorf("%w (%s): install the OSU micro-benchmarks built --enable-cuda (osu_bw, osu_latency: libexec/osu-micro-benchmarks/mpi/pt2pt) or UCX's ucx_perftest built --with-mpi, or set --mpi-bench-dir", ErrBenchNotFound, strings.Join(missing, "; "))
-}
-
 // Specs are the runs of one scope: bandwidth and latency on the direct
 // path, then bandwidth with the fallback forced.
 func Specs(tool, scope string, launcher []string, forced BenchMode) []BenchSpec {
@@ -175,141 +124,6 @@ func Specs(tool, scope string, launcher []string, forced BenchMode) []BenchSpec 
 // BenchLog names a run's log in the log directory.
 func BenchLog(s BenchSpec) string {
 	return fmt.Sprintf("%s-%s-%s-%s.log", s.Binary, s.Op, s.Scope, s.Mode.Name)
-}
-
-// Measure runs the specs one at a time, telling progress what it starts.
-func Measure(ctx context.Context, r BenchRunner, specs []BenchSpec, progress io.Writer) []BenchRun {
-	if progress == nil {
-		progress = io.Discard
-	}
-	var out []BenchRun
-	for _, s := range specs {
-		if ctx.Err() != nil {
-			break
-		}
-		fmt.Fprintf(progress, "mpi: %s %s (%s, %s) ...\n", s.Binary, s.Op, s.Scope, s.Mode.Name)
-		res := r.Run(ctx, s)
-		fmt.Fprintf(progress, "mpi: %s %s (%s, %s) took %s\n", s.Binary, s.Op, s.Scope, s.Mode.Name, res.Duration.Round(1e8))
-		out = append(out, res)
-	}
-	return out
-}
-
-// Run runs one spec: the launcher starts `env VAR=... BINARY ARGS` on
-// each rank, so the variables reach ranks on other nodes whatever the
-// launcher passes on.
-func (r BenchRunner) Run(ctx context.Context, s BenchSpec) BenchRun {
-	res := BenchRun{Spec: s}
-	bin, err := r.Lookup(s.Binary)
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	timeout := r.Timeout
-	if timeout == 0 {
-		timeout = 5 * time.Minute
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	env := append(append([]string{}, ProtoEnv...), s.Mode.Env...)
-	res.Command = append(append(append(append(append([]string{}, s.Launcher...), "env"), env...), bin), s.Args...)
-	out, err := launch.OpenLog(r.LogDir, s.Binary, BenchLog(s))
-	if err != nil {
-		res.Err = fmt.Errorf("%s: %w", s.Binary, err)
-		return res
-	}
-	defer out.Close()
-	if r.LogDir != "" {
-		res.LogFile = out.Name()
-	} else {
-		defer os.Remove(out.Name())
-	}
-	cmd := exec.CommandContext(ctx, res.Command[0], res.Command[1:]...)
-	// gdrcheck runs as root on a node; Open MPI's mpirun refuses root
-	// unless told (the variables stand for --allow-run-as-root, and other
-	// launchers ignore them).
-	cmd.Env = append(append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"), env...)
-	cmd.WaitDelay = 5 * time.Second // a killed launcher must not leave ranks behind
-	cmd.Stdout, cmd.Stderr = out, out
-	start := time.Now()
-	runErr := cmd.Run()
-	res.Duration = time.Since(start)
-	if s.Scope == IntraNode { // a remote rank's CPU cannot be counted
-		res.CPUSeconds = launch.TreeCPU(s.Launcher, cmd.ProcessState)
-	}
-	last, err := res.parse(out)
-	if err != nil {
-		res.Err = fmt.Errorf("%s: reading its output back: %w", s.Binary, err)
-		return res
-	}
-	res.Err = res.judgeRun(ctx, runErr, timeout, last)
-	return res
-}
-
-// judgeRun says why a run gave no measurement to use, or nil.
-func (res *BenchRun) judgeRun(ctx context.Context, runErr error, timeout time.Duration, last string) error {
-	s := res.Spec
-	switch {
-	case res.Perftest != nil && res.Perftest.Waiting && res.Perftest.Iterations == 0:
-		return fmt.Errorf("%w: ucx_perftest waited for a client (\"Waiting for connection...\"): it was built without MPI (--with-mpi), so a launcher cannot start it as a pair; use the OSU micro-benchmarks", ErrUnfit)
-	case ctx.Err() == context.DeadlineExceeded:
-		return fmt.Errorf("%s timed out after %s", s.Binary, timeout)
-	case runErr != nil:
-		return fmt.Errorf("%s: %w%s", s.Binary, runErr, last)
-	case res.OSU != nil && !res.OSU.CUDA:
-		return fmt.Errorf("%w: %s printed %q, not MPI-CUDA: the OSU micro-benchmarks were built without --enable-cuda, so the buffers were on the host", ErrUnfit, s.Binary, res.OSU.Title)
-	case res.OSU != nil && len(res.OSU.Failed) > 0:
-		return fmt.Errorf("%s: validation failed at %d bytes", s.Binary, res.OSU.Failed[0])
-	case res.OSU != nil && res.OSU.Partial:
-		return fmt.Errorf("%s output is cut short or damaged: %s", s.Binary, res.OSU.PartialReason)
-	case res.OSU == nil && res.Perftest == nil:
-		return fmt.Errorf("%s printed no result%s", s.Binary, last)
-	}
-	return nil
-}
-
-// parse reads the output back from its file, a line at a time, and
-// returns its last line for an error message.
-func (res *BenchRun) parse(f *os.File) (string, error) {
-	read := func(p func(io.Reader) error) error {
-		if _, err := f.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		return p(f)
-	}
-	var err error
-	if res.Spec.Binary == "ucx_perftest" {
-		err = read(func(r io.Reader) error {
-			p, err := ucx.ParsePerftest(r)
-			if err == nil || p != nil && p.Waiting {
-				res.Perftest = p
-			}
-			return nil
-		})
-	} else {
-		err = read(func(r io.Reader) error { res.OSU, _ = osu.Parse(r); return nil })
-	}
-	if err == nil {
-		err = read(func(r io.Reader) error { res.UCX, _ = ucx.ParseLog(r); return nil })
-	}
-	if err != nil {
-		return "", err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return "", err
-	}
-	from := max(fi.Size()-4096, 0)
-	tail := make([]byte, fi.Size()-from)
-	n, _ := f.ReadAt(tail, from)
-	t := bytes.TrimSpace(tail[:n])
-	if i := bytes.LastIndexByte(t, '\n'); i >= 0 {
-		t = t[i+1:]
-	}
-	if len(t) == 0 {
-		return "", nil
-	}
-	return ": last output: " + bounded.Clip(bytes.TrimSpace(t), 300), nil
 }
 
 // BandwidthGBs is a bandwidth run's result at its largest size, in GB/s

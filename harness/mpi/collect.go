@@ -1,18 +1,14 @@
 package mpi
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/harness/ucx"
@@ -22,15 +18,25 @@ import (
 // Recording is where a snapshot keeps the commands' output.
 const Recording = "gdrcheck/mpi.json"
 
-// outputLimit caps each command's output: `ompi_info --parsable --all`
-// prints about 300 KiB, `ucx_info -d` a few KiB per device.
-var outputLimit = bounded.Limit{Bytes: 8 << 20, What: "a command's output", Why: "ompi_info --all prints about 300 KiB"}
+// OutputLimit caps each command's output (the runner of Commands keeps
+// to it): `ompi_info --parsable --all` prints about 300 KiB, `ucx_info
+// -d` a few KiB per device.
+var OutputLimit = bounded.Limit{Bytes: 8 << 20, What: "a command's output", Why: "ompi_info --all prints about 300 KiB"}
 
 // recordingLimit caps gdrcheck/mpi.json: three outputs and their names.
-var recordingLimit = bounded.Limit{Bytes: 3*outputLimit.Bytes + 1<<20, What: Recording, Why: "it holds three capped command outputs"}
+var recordingLimit = bounded.Limit{Bytes: 3*OutputLimit.Bytes + 1<<20, What: Recording, Why: "it holds three capped command outputs"}
 
-// commandTimeout bounds each command: ompi_info opens every component.
-const commandTimeout = 60 * time.Second
+// Commands runs the live host's build-facts commands for Collect and
+// finds them for Installed. harness/mpi starts no process itself: the
+// launch core in harness/bench does (bench.BuildFacts), so one place
+// bounds every child gdrcheck starts.
+type Commands interface {
+	// Look finds a command on PATH without running it; "" when absent.
+	Look(name string) string
+	// Run runs argv found on PATH, its output capped at OutputLimit; a
+	// command not found comes back with no Path.
+	Run(argv []string) Command
+}
 
 var (
 	ompiInfoArgv     = []string{"ompi_info", "--parsable", "--all"}
@@ -39,17 +45,18 @@ var (
 )
 
 // Collect reads the node's MPI and UCX under root. On the live host it
-// runs ompi_info and ucx_info from PATH; under a recording it reads their
-// recorded output (Recording), and Recorded is false without one. gdr is
+// runs ompi_info and ucx_info from PATH through cmds; under a recording it
+// reads their recorded output (Recording), and Recorded is false without
+// one (cmds may be nil there). gdr is
 // what harness/node read of gdrdrv under the same root (Host.GDRCopy): the
 // mpi facts do not read it again.
-func Collect(root string, live bool, gdr node.GDRCopy) Facts {
+func Collect(root string, live bool, gdr node.GDRCopy, cmds Commands) Facts {
 	f := Facts{}
 	if live {
 		f.Recorded = true
-		f.OMPIInfo = run(ompiInfoArgv)
-		f.UCXInfo = run(ucxInfoArgv)
-		f.MPICHVersion = run(mpichVersionArgv)
+		f.OMPIInfo = cmds.Run(ompiInfoArgv)
+		f.UCXInfo = cmds.Run(ucxInfoArgv)
+		f.MPICHVersion = cmds.Run(mpichVersionArgv)
 		f.UCXTLS = os.Getenv("UCX_TLS")
 	} else {
 		rec, err := readRecording(root)
@@ -129,52 +136,6 @@ func moduleDirs(root string, live bool, errs []string) ([]ModuleDir, []string) {
 		}
 	}
 	return out, errs
-}
-
-// capWriter keeps the first lim bytes written and counts the rest.
-type capWriter struct {
-	buf  bytes.Buffer
-	lim  int64
-	over bool
-}
-
-func (w *capWriter) Write(p []byte) (int, error) {
-	room := w.lim - int64(w.buf.Len())
-	if int64(len(p)) > room {
-		w.over = true
-		w.buf.Write(p[:max(room, 0)])
-		return len(p), nil
-	}
-	return w.buf.Write(p)
-}
-
-// run runs argv found on PATH, its output capped; a command not found
-// comes back with no Path.
-func run(argv []string) Command {
-	c := Command{Argv: argv}
-	p, err := exec.LookPath(argv[0])
-	if err != nil {
-		return c
-	}
-	c.Path = p
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, p, argv[1:]...)
-	out := &capWriter{lim: outputLimit.Bytes}
-	var stderr capWriter
-	stderr.lim = 64 << 10
-	cmd.Stdout, cmd.Stderr = out, &stderr
-	err = cmd.Run()
-	c.Output = out.buf.String()
-	switch {
-	case ctx.Err() != nil:
-		c.Error = fmt.Sprintf("%s: killed after %s", path.Base(p), commandTimeout)
-	case err != nil:
-		c.Error = fmt.Sprintf("%s: %v: %s", path.Base(p), err, bounded.ClipString(stderr.buf.String(), 512))
-	case out.over:
-		c.Error = fmt.Sprintf("%s: output cut at %s", path.Base(p), bounded.Size(outputLimit.Bytes))
-	}
-	return c
 }
 
 // Record writes what Collect needs of the live host into a snapshot at

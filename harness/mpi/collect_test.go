@@ -30,12 +30,12 @@ func TestRecordReplays(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dst, "usr/lib/x86_64-linux-gnu/ucx/README"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := Collect(dst, false, node.GDRCopy{Loaded: true})
+	got := Collect(dst, false, node.GDRCopy{Loaded: true}, nil)
 	if !got.Recorded || got.OMPIInfo.Output != want.OMPIInfo.Output || got.MPICH().Version != "4.2.0" || !got.GDRDrv || got.UCXTLS != want.UCXTLS || len(got.Errors) > 0 ||
 		len(got.UCXModules) != 1 || !slices.Equal(got.UCXModules[0].Files, want.UCXModules[0].Files) || !slices.Equal(got.UCXModules[0].Modules, want.UCXModules[0].Modules) {
 		t.Errorf("replay:\n got %+v\nwant %+v", got, want)
 	}
-	if f := Collect(t.TempDir(), false, node.GDRCopy{}); f.Recorded || f.UCXPresent() {
+	if f := Collect(t.TempDir(), false, node.GDRCopy{}, nil); f.Recorded || f.UCXPresent() {
 		t.Errorf("empty recording: %+v", f)
 	}
 }
@@ -51,16 +51,16 @@ func TestGDRDrvIsWhatTheNodeRead(t *testing.T) {
 	if _, err := os.Lstat(filepath.Join(dst, "sys/module/gdrdrv")); err == nil {
 		t.Error("Record wrote sys/module/gdrdrv, the node snapshot's")
 	}
-	if f := Collect(dst, false, node.GDRCopy{}); f.GDRDrv {
+	if f := Collect(dst, false, node.GDRCopy{}, nil); f.GDRDrv {
 		t.Errorf("the recorded gdrdrv=true was taken over the node's reading: %+v", f)
 	}
 	if err := os.MkdirAll(filepath.Join(dst, "sys/module/gdrdrv"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if f := Collect(dst, false, node.GDRCopy{}); f.GDRDrv {
+	if f := Collect(dst, false, node.GDRCopy{}, nil); f.GDRDrv {
 		t.Errorf("sys/module/gdrdrv was read again: %+v", f)
 	}
-	if f := Collect(dst, false, node.GDRCopy{Loaded: true, Major: 509}); !f.GDRDrv {
+	if f := Collect(dst, false, node.GDRCopy{Loaded: true, Major: 509}, nil); !f.GDRDrv {
 		t.Errorf("the node's gdrdrv was dropped: %+v", f)
 	}
 }
@@ -72,7 +72,7 @@ func TestCollectBadRecording(t *testing.T) {
 	if w.WriteFile(Recording, []byte("{not json")); w.Err() != nil {
 		t.Fatal(w.Err())
 	}
-	f := Collect(dst, false, node.GDRCopy{})
+	f := Collect(dst, false, node.GDRCopy{}, nil)
 	if f.Recorded || len(f.Errors) != 1 || !strings.Contains(f.Errors[0], Recording) {
 		t.Errorf("got %+v", f)
 	}
@@ -90,11 +90,11 @@ func TestInstalledNamesUCXAndOpenMPIOfARecording(t *testing.T) {
 	if err := Record(dst, rec); err != nil {
 		t.Fatal(err)
 	}
-	got := Installed(dst, false)
+	got := Installed(dst, false, nil)
 	if want := []string{"UCX (/usr/lib/x86_64-linux-gnu/ucx)", "ompi_info (/usr/bin/ompi_info)"}; !slices.Equal(got, want) {
 		t.Errorf("Installed = %q, want %q", got, want)
 	}
-	if got := Installed(t.TempDir(), false); len(got) != 0 {
+	if got := Installed(t.TempDir(), false, nil); len(got) != 0 {
 		t.Errorf("an empty tree has %q", got)
 	}
 }

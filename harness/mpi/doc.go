@@ -6,10 +6,13 @@
 // is loaded, as harness/node read it (Collect is handed it). Files are read
 // under the host root; the commands run only on the live host, and a
 // snapshot keeps their output (gdrcheck/mpi.json) for a replay, written by
-// the node snapshot's writer (node.SnapshotWriter).
+// the node snapshot's writer (node.SnapshotWriter). It starts no process:
+// Collect runs the commands through the Commands it is handed, which
+// harness/bench's launch core implements (bench.BuildFacts).
 //
-// It also runs the GPU point-to-point benchmarks the cluster provides
+// It also plans the GPU point-to-point benchmarks the cluster provides
 // (bench.go: osu_bw and osu_latency -d cuda D D, else ucx_perftest -m
-// cuda) under a launcher, with UCX_PROTO_INFO=y so UCX prints the path it
-// chose, directly and with a fallback forced.
+// cuda), with UCX_PROTO_INFO=y so UCX prints the path it chose, directly
+// and with a fallback forced, and holds their result types; harness/bench
+// runs them under a launcher.
 package mpi

@@ -1,6 +1,7 @@
 // Package nccl reads what NCCL and nccl-tests print, and says which transport
-// NCCL picked. It never runs anything: the runner built on top feeds it the
-// recorded or captured output through an io.Reader.
+// NCCL picked. It starts no process: harness/bench runs nccl-tests (and
+// the scaling runs) from this package's plans and specs, and feeds the
+// captured or recorded output to its parsers through an io.Reader.
 //
 // Three parsers, one file each:
 //

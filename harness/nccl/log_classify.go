@@ -55,6 +55,15 @@ func (p *logParser) info(prefix, msg []byte) {
 	switch {
 	case bytes.HasPrefix(msg, pfxChannel), bytes.HasPrefix(msg, pfxCollNet), bytes.HasPrefix(msg, pfxRing):
 		if c, via, ok := parseConnection(msg); ok {
+			if k := interleavedAt(via); k > 0 {
+				// Another process's line continues this one mid-line
+				// (two writers on one stream): each is its own line, so
+				// the second's GDRDMA is not read into the first's via.
+				rest := via[k:]
+				p.connection(prefix, c, via[:k])
+				p.line(rest)
+				return
+			}
 			p.connection(prefix, c, via)
 		}
 	case bytes.HasPrefix(msg, pfxNetwork):

@@ -360,3 +360,44 @@ func isErrTrace(msg []byte) bool {
 	}
 	return errTraceRe.Match(msg)
 }
+
+// embeddedLineRe is an NCCL line's start, "host:pid:tid [dev] " and an
+// optional "file.cc:NNN " before "NCCL LEVEL", inside another line.
+var embeddedLineRe = regexp.MustCompile(`[A-Za-z0-9_.-]+:\d+:\d+ \[\d+\] (?:\S+:\d+ )?NCCL (?:INFO|WARN|TRACE) `)
+
+// viaWords end a via segment ("NET/IB/0/GDRDMA", "P2P/IPC/read", "SHM"):
+// a host glued to one is read after the word.
+var viaWords = []string{"GDRDMA", "Shared", "read", "IPC", "CUMEM", "direct", "MNNVL", "SHM"}
+
+// interleavedAt is where another process's NCCL line starts inside a
+// connection's via text, or -1. A host glued to a via segment is read
+// after it: "NET/IB/0h2:..." as "NET/IB/0" and "h2" (a host that starts
+// with a digit right after the index is taken as the index's), and
+// "NET/IB/0/GDRDMAh2:..." as "NET/IB/0/GDRDMA" and "h2".
+func interleavedAt(via []byte) int {
+	if !bytes.Contains(via, txtNCCL) {
+		return -1
+	}
+	loc := embeddedLineRe.FindIndex(via)
+	if loc == nil {
+		return -1
+	}
+	k := loc[0]
+	if k > 0 && via[k-1] == '/' {
+		for k < len(via)-1 && via[k] >= '0' && via[k] <= '9' && via[k+1] != ':' {
+			k++
+		}
+	}
+	if k == 0 || via[k-1] == '/' {
+		for _, w := range viaWords {
+			if bytes.HasPrefix(via[k:], []byte(w)) && via[k+len(w)] != ':' {
+				k += len(w)
+				break
+			}
+		}
+	}
+	if k == 0 {
+		return -1
+	}
+	return k
+}

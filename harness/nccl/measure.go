@@ -1,11 +1,8 @@
 package nccl
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
@@ -13,13 +10,13 @@ import (
 )
 
 // Plan says what to measure on one node (or one allocation, through the
-// runner's launcher).
+// launcher bench.NCCLRunner is given).
 type Plan struct {
 	// Ops are the collectives, by nccl-tests name without _perf; those
 	// whose binary is missing are listed in Measurements.Missing, except
 	// all_reduce, which must exist.
 	Ops []string
-	// GPUs per process (-g); the runner starts one process.
+	// GPUs per process (-g); bench.NCCLRunner starts one process.
 	GPUs int
 	// Args for the direct sweep and for the forced fallbacks, which are
 	// slower and stop at a smaller size.
@@ -127,38 +124,8 @@ func (m *Measurements) Find(op, mode string) (Measured, bool) {
 	return Measured{}, false
 }
 
-// LogName names a node run's log in the runner's LogDir.
+// LogName names a node run's log in bench.NCCLRunner's LogDir.
 func LogName(op string, mode Mode) string { return op + "_perf-" + mode.Name + ".log" }
-
-// Measure runs the plan, one binary at a time, telling progress what it
-// starts. A missing optional binary is noted, not fatal.
-func Measure(ctx context.Context, r Runner, p Plan, exp Expectation, why []string, progress io.Writer) *Measurements {
-	m := &Measurements{Expectation: exp, Why: why}
-	if progress == nil {
-		progress = io.Discard
-	}
-	gpus := []string{"-g", strconv.Itoa(max(p.GPUs, 1))}
-	run := func(op string, mode Mode, args []string) {
-		fmt.Fprintf(progress, "nccl: %s_perf (%s) ...\n", op, mode.Name)
-		res := r.Run(ctx, Spec{Binary: op + "_perf", Args: append(append([]string{}, args...), gpus...), Env: mode.Env, Log: LogName(op, mode)})
-		fmt.Fprintf(progress, "nccl: %s_perf (%s) took %s\n", op, mode.Name, res.Duration.Round(1e8))
-		m.Runs = append(m.Runs, Measured{Op: op, Mode: mode, Result: res})
-	}
-	for _, op := range p.Ops {
-		if _, err := r.Lookup(op + "_perf"); err != nil && op != "all_reduce" {
-			m.Missing = append(m.Missing, op+"_perf")
-			continue
-		}
-		run(op, ModeDirect, p.DirectArgs)
-	}
-	for _, mode := range p.Fallbacks {
-		if ctx.Err() != nil {
-			break
-		}
-		run("all_reduce", mode, p.FallbackArgs)
-	}
-	return m
-}
 
 // BusBW is the run's bus bandwidth at the largest message size it
 // measured (TestsResult.Largest): NCCL reaches its bandwidth only with

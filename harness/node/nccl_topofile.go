@@ -26,7 +26,11 @@ type TopoFile struct {
 	NICNames []string `json:"nic_names,omitempty"` // <net name>
 	// Places are where the file puts each GPU and NIC, by bus id.
 	Places map[string]TopoPlace `json:"places,omitempty"` // the <cpu> and <pci> elements around each
-	Err    string               `json:"error,omitempty"`  // why it could not be read; optional
+	// GDR is the gdr attribute of each NIC's <net>, by the NIC's bus id,
+	// as written: NCCL takes it over what the NIC reports
+	// (src/graph/topo.cc:423 reads it, :1655 fills it only where absent).
+	GDR map[string]string `json:"gdr,omitempty"`   // <net gdr>; optional
+	Err string            `json:"error,omitempty"` // why it could not be read; optional
 }
 
 // TopoPlace is a device's place in a topology file: the <cpu> it hangs
@@ -136,7 +140,9 @@ type topoFrame struct {
 	pci              bool
 	busid, class     string
 	cpu              string // the numaid of a <cpu>
-	gpu, nic, parent bool   // holds a <gpu>, a <nic>, a <pci>
+	gdr              string // a <pci>'s <net gdr>
+	hasGDR           bool
+	gpu, nic, parent bool // holds a <gpu>, a <nic>, a <pci>
 }
 
 // parseTopo reads an NCCL topology XML. A device is a <pci busid> that
@@ -169,6 +175,9 @@ func parseTopo(r io.Reader, t *TopoFile) error {
 				case e.Name.Local == "net" && a.Name.Local == "name" && !slices.Contains(t.NICNames, a.Value):
 					t.NICNames = append(t.NICNames, bounded.ClipString(a.Value, 64))
 				}
+			}
+			if e.Name.Local == "net" {
+				setNetGDR(stack, e.Attr)
 			}
 			if n := len(stack); n > 0 {
 				p := &stack[n-1]
@@ -227,11 +236,32 @@ func (t *TopoFile) place(f topoFrame, around []topoFrame) {
 		t.GPUs = appendNew(t.GPUs, f.busid)
 	} else {
 		t.NICs = appendNew(t.NICs, f.busid)
+		if f.hasGDR {
+			if t.GDR == nil {
+				t.GDR = map[string]string{}
+			}
+			t.GDR[f.busid] = f.gdr
+		}
 	}
 	if t.Places == nil {
 		t.Places = map[string]TopoPlace{}
 	}
 	t.Places[f.busid] = p
+}
+
+// setNetGDR gives a <net>'s gdr attribute to the <pci> around it.
+func setNetGDR(stack []topoFrame, attrs []xml.Attr) {
+	for _, a := range attrs {
+		if a.Name.Local != "gdr" {
+			continue
+		}
+		for i := len(stack) - 1; i >= 0; i-- {
+			if stack[i].pci && stack[i].busid != "" {
+				stack[i].gdr, stack[i].hasGDR = bounded.ClipString(a.Value, 16), true
+				return
+			}
+		}
+	}
 }
 
 func appendNew(s []string, v string) []string {

@@ -31,18 +31,24 @@ type Overrides struct {
 
 // Setting is one NAME=value and where it came from.
 type Setting struct {
-	Name     string `json:"name" yaml:"name"`                             // NAME of NAME=value, or the MCA parameter
-	Value    string `json:"value" yaml:"value"`                           // value, as Source has it
-	Source   string `json:"source" yaml:"source"`                         // "environment" or the host path: /etc/nccl.conf
-	Line     int    `json:"line,omitempty" yaml:"line,omitempty"`         // in Source, from 1
-	Shadowed bool   `json:"shadowed,omitempty" yaml:"shadowed,omitempty"` // an earlier source set Name
-	MCA      bool   `json:"mca,omitempty" yaml:"mca,omitempty"`           // an Open MPI MCA parameter
+	Name   string `json:"name" yaml:"name"`                     // NAME of NAME=value, or the MCA parameter
+	Value  string `json:"value" yaml:"value"`                   // value, as Source has it
+	Source string `json:"source" yaml:"source"`                 // "environment" or the host path: /etc/nccl.conf
+	Line   int    `json:"line,omitempty" yaml:"line,omitempty"` // in Source, from 1
+	// Column is where in a line longer than NCCL's 4 KiB line buffer
+	// NCCL began reading this setting afresh; 0 for a whole line.
+	Column   int  `json:"column,omitempty" yaml:"column,omitempty"`     // in Line, from 1; optional
+	Shadowed bool `json:"shadowed,omitempty" yaml:"shadowed,omitempty"` // an earlier source set Name
+	MCA      bool `json:"mca,omitempty" yaml:"mca,omitempty"`           // an Open MPI MCA parameter
 }
 
 // Where names the setting's origin for a message: "/etc/nccl.conf line 3".
 func (s Setting) Where() string {
-	if s.Line == 0 {
+	switch {
+	case s.Line == 0:
 		return s.Source
+	case s.Column > 0:
+		return fmt.Sprintf("%s line %d from byte %d (NCCL reads a line in 4 KiB pieces)", s.Source, s.Line, s.Column)
 	}
 	return fmt.Sprintf("%s line %d", s.Source, s.Line)
 }
@@ -149,21 +155,69 @@ func (o Overrides) Effective(name string) (Setting, bool) {
 }
 
 // overrideFS is the root as an fs.FS: os.Root's in a recording, so no
-// name or link in it leads outside; the live host's own otherwise.
+// name or link in it leads outside; the live host's own otherwise. Either
+// opens its files O_NONBLOCK and reads only regular ones (regularFS), as
+// the reads of a --host-root do.
 func (h Host) overrideFS() (fs.FS, func(), error) {
 	if h.Live() {
-		return os.DirFS("/"), func() {}, nil
+		return liveRegularFS(), func() {}, nil
 	}
 	r, err := os.OpenRoot(h.root)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening host root %q: %w", h.root, err)
 	}
-	return r.FS(), func() { r.Close() }, nil
+	return rootRegularFS(r), func() { r.Close() }, nil
 }
 
-// parseConf reads NAME=value lines the way NCCL reads nccl.conf (a line
-// starting with # is a comment), or MCA's "name = value" lines.
+// parseConf reads a configuration file: NCCL's NAME=VALUE lines as NCCL
+// reads them, or MCA's "name = value" lines.
 func parseConf(b []byte, source string, mca bool) []Setting {
+	if mca {
+		return parseMCA(b, source)
+	}
+	return parseNCCLConf(b, source)
+}
+
+// NCCL's setEnvFile buffers (src/misc/param.cc:31-33, NCCL 2.30): lines
+// are read by fgets into 4096 bytes, names and values cut at 1023.
+const (
+	ncclConfChunk = 4096 - 1 // fgets keeps one byte for the NUL
+	ncclConfField = 1023
+)
+
+// parseNCCLConf reads nccl.conf as NCCL's setEnvFile does
+// (src/misc/param.cc:27-50): fgets reads at most 4095 bytes, so a longer
+// line goes on as a new line from there (Column says where); one \n then
+// one \r are cut off each piece (:35-37); only # in the first column makes a
+// comment (:38); the name is everything before the first = verbatim,
+// spaces included, and a line without = is skipped (:39-43); the value is
+// everything after it, verbatim (:45). Nothing is trimmed.
+func parseNCCLConf(b []byte, source string) []Setting {
+	var out []Setting
+	for i, line := range strings.Split(string(b), "\n") {
+		for col := 0; col < len(line) || col == 0; col += ncclConfChunk {
+			chunk := line[col:min(len(line), col+ncclConfChunk)]
+			chunk, _, _ = strings.Cut(chunk, "\x00") // strlen ends the C string
+			chunk = strings.TrimSuffix(chunk, "\r")
+			if chunk == "" || chunk[0] == '#' {
+				continue
+			}
+			n, v, ok := strings.Cut(chunk, "=")
+			if !ok {
+				continue
+			}
+			s := Setting{Name: n[:min(len(n), ncclConfField)], Value: v[:min(len(v), ncclConfField)], Source: source, Line: i + 1}
+			if col > 0 {
+				s.Column = col + 1
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// parseMCA reads Open MPI's MCA parameter files: "name = value", # comments.
+func parseMCA(b []byte, source string) []Setting {
 	var out []Setting
 	for i, line := range strings.Split(string(b), "\n") {
 		line = strings.TrimSpace(line)
@@ -175,7 +229,7 @@ func parseConf(b []byte, source string, mca bool) []Setting {
 		if !ok || n == "" || strings.ContainsAny(n, " \t") {
 			continue
 		}
-		out = append(out, Setting{Name: bounded.ClipString(n, 128), Value: bounded.ClipString(v, 1024), Source: source, Line: i + 1, MCA: mca})
+		out = append(out, Setting{Name: bounded.ClipString(n, 128), Value: bounded.ClipString(v, 1024), Source: source, Line: i + 1, MCA: true})
 	}
 	return out
 }

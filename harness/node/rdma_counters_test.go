@@ -57,85 +57,90 @@ func growths(gs []node.Growth) []string {
 	return out
 }
 
+// deltaCase is two samples of the IB and RoCE tree, with what changed
+// between them, and what Delta must make of it.
+type deltaCase struct {
+	name        string
+	before      map[string]uint64 // counters before the first sample
+	during      map[string]uint64 // counters rewritten between the samples
+	duringFn    func(t *testing.T, dir string)
+	errors      []string // GrownErrors, as Growth.String
+	congestion  []string
+	resets      []string
+	bytes       map[string][2]uint64 // NIC -> xmit, rcv
+	total       uint64
+	linkChanged []string
+	appeared    []string // nic/counter
+	vanished    []string
+	unmeasured  string // the NIC whose bytes are unknown
+}
+
+var deltaCases = []deltaCase{
+	{
+		name:  "a quiet run moves nothing",
+		bytes: map[string][2]uint64{"mlx5_0": {0, 0}, "mlx5_1": {0, 0}},
+	},
+	{
+		name:   "a bad IB cable: symbol errors, a link flap and receive errors",
+		before: map[string]uint64{"mlx5_0/symbol_error": 7},
+		during: map[string]uint64{"mlx5_0/symbol_error": 19, "mlx5_0/link_downed": 1, "mlx5_0/link_error_recovery": 2, "mlx5_0/port_rcv_errors": 5},
+		errors: []string{"mlx5_0 port 1 link_downed +1", "mlx5_0 port 1 link_error_recovery +2", "mlx5_0 port 1 port_rcv_errors +5", "mlx5_0 port 1 symbol_error +12"},
+		bytes:  map[string][2]uint64{"mlx5_0": {0, 0}, "mlx5_1": {0, 0}},
+	},
+	{
+		name:       "a congested RoCE fabric: CNPs are reported, retransmits and ACK timeouts fail",
+		during:     map[string]uint64{"mlx5_1/np_cnp_sent": 500, "mlx5_1/rp_cnp_handled": 480, "mlx5_1/np_ecn_marked_roce_packets": 510, "mlx5_1/out_of_sequence": 3, "mlx5_1/packet_seq_err": 2, "mlx5_1/local_ack_timeout_err": 1, "mlx5_1/req_cqe_flush_error": 4},
+		errors:     []string{"mlx5_1 port 1 local_ack_timeout_err +1", "mlx5_1 port 1 out_of_sequence +3", "mlx5_1 port 1 packet_seq_err +2"},
+		congestion: []string{"mlx5_1 port 1 np_cnp_sent +500", "mlx5_1 port 1 np_ecn_marked_roce_packets +510", "mlx5_1 port 1 rp_cnp_handled +480"},
+		bytes:      map[string][2]uint64{"mlx5_0": {0, 0}, "mlx5_1": {0, 0}},
+	},
+	{
+		name:   "data counters count 4-byte words",
+		before: map[string]uint64{"mlx5_0/port_xmit_data": 1000, "mlx5_0/port_rcv_data": 10},
+		during: map[string]uint64{"mlx5_0/port_xmit_data": 1000 + 268435456, "mlx5_0/port_rcv_data": 10 + 250, "mlx5_1/port_rcv_data": 1},
+		bytes:  map[string][2]uint64{"mlx5_0": {1 << 30, 1000}, "mlx5_1": {0, 4}},
+		total:  1<<30 + 1000 + 4,
+	},
+	{
+		name:   "a counter cleared during the run is a reset, and counts from zero",
+		before: map[string]uint64{"mlx5_0/symbol_error": 100, "mlx5_0/port_xmit_data": 5000},
+		during: map[string]uint64{"mlx5_0/symbol_error": 5, "mlx5_0/port_xmit_data": 25},
+		errors: []string{"mlx5_0 port 1 symbol_error +5 (counter reset during the run)"},
+		resets: []string{"mlx5_0 port 1 symbol_error +5 (counter reset during the run)", "mlx5_0 port 1 xmit_bytes +100 (counter reset during the run)"},
+		bytes:  map[string][2]uint64{"mlx5_0": {100, 0}, "mlx5_1": {0, 0}},
+		total:  100,
+	},
+	{
+		name:     "counters that appear or vanish are not deltas",
+		during:   map[string]uint64{"mlx5_0/VL15_dropped": 3},
+		duringFn: func(t *testing.T, dir string) { must(t, nodetest.RemoveCounter(dir, "mlx5_1", 1, "out_of_sequence")) },
+		appeared: []string{"mlx5_0/VL15_dropped"},
+		vanished: []string{"mlx5_1/out_of_sequence"},
+		bytes:    map[string][2]uint64{"mlx5_0": {0, 0}, "mlx5_1": {0, 0}},
+	},
+	{
+		name: "a NIC without data counters is unmeasured, not silent",
+		duringFn: func(t *testing.T, dir string) {
+			must(t, nodetest.RemoveCounter(dir, "mlx5_1", 1, "port_xmit_data"))
+			must(t, nodetest.RemoveCounter(dir, "mlx5_1", 1, "port_rcv_data"))
+		},
+		bytes:      map[string][2]uint64{"mlx5_0": {0, 0}, "mlx5_1": {0, 0}},
+		unmeasured: "mlx5_1",
+	},
+	{
+		name: "a port that went down during the run",
+		duringFn: func(t *testing.T, dir string) {
+			must(t, nodetest.SetPortState(dir, "mlx5_1", 1, "1: DOWN", "3: Disabled"))
+		},
+		during:      map[string]uint64{"mlx5_1/link_downed": 1},
+		errors:      []string{"mlx5_1 port 1 link_downed +1"},
+		linkChanged: []string{"mlx5_1"},
+		bytes:       map[string][2]uint64{"mlx5_0": {0, 0}, "mlx5_1": {0, 0}},
+	},
+}
+
 func TestFabricDeltaBetweenTwoSamples(t *testing.T) {
-	cases := []struct {
-		name        string
-		before      map[string]uint64 // counters before the first sample
-		during      map[string]uint64 // counters rewritten between the samples
-		duringFn    func(t *testing.T, dir string)
-		errors      []string // GrownErrors, as Growth.String
-		congestion  []string
-		resets      []string
-		bytes       map[string][2]uint64 // NIC -> xmit, rcv
-		total       uint64
-		linkChanged []string
-		appeared    []string // nic/counter
-		vanished    []string
-		unmeasured  string // the NIC whose bytes are unknown
-	}{
-		{
-			name:  "a quiet run moves nothing",
-			bytes: map[string][2]uint64{"mlx5_0": {0, 0}, "mlx5_1": {0, 0}},
-		},
-		{
-			name:   "a bad IB cable: symbol errors, a link flap and receive errors",
-			before: map[string]uint64{"mlx5_0/symbol_error": 7},
-			during: map[string]uint64{"mlx5_0/symbol_error": 19, "mlx5_0/link_downed": 1, "mlx5_0/link_error_recovery": 2, "mlx5_0/port_rcv_errors": 5},
-			errors: []string{"mlx5_0 port 1 link_downed +1", "mlx5_0 port 1 link_error_recovery +2", "mlx5_0 port 1 port_rcv_errors +5", "mlx5_0 port 1 symbol_error +12"},
-			bytes:  map[string][2]uint64{"mlx5_0": {0, 0}, "mlx5_1": {0, 0}},
-		},
-		{
-			name:       "a congested RoCE fabric: CNPs are reported, retransmits and ACK timeouts fail",
-			during:     map[string]uint64{"mlx5_1/np_cnp_sent": 500, "mlx5_1/rp_cnp_handled": 480, "mlx5_1/np_ecn_marked_roce_packets": 510, "mlx5_1/out_of_sequence": 3, "mlx5_1/packet_seq_err": 2, "mlx5_1/local_ack_timeout_err": 1, "mlx5_1/req_cqe_flush_error": 4},
-			errors:     []string{"mlx5_1 port 1 local_ack_timeout_err +1", "mlx5_1 port 1 out_of_sequence +3", "mlx5_1 port 1 packet_seq_err +2"},
-			congestion: []string{"mlx5_1 port 1 np_cnp_sent +500", "mlx5_1 port 1 np_ecn_marked_roce_packets +510", "mlx5_1 port 1 rp_cnp_handled +480"},
-			bytes:      map[string][2]uint64{"mlx5_0": {0, 0}, "mlx5_1": {0, 0}},
-		},
-		{
-			name:   "data counters count 4-byte words",
-			before: map[string]uint64{"mlx5_0/port_xmit_data": 1000, "mlx5_0/port_rcv_data": 10},
-			during: map[string]uint64{"mlx5_0/port_xmit_data": 1000 + 268435456, "mlx5_0/port_rcv_data": 10 + 250, "mlx5_1/port_rcv_data": 1},
-			bytes:  map[string][2]uint64{"mlx5_0": {1 << 30, 1000}, "mlx5_1": {0, 4}},
-			total:  1<<30 + 1000 + 4,
-		},
-		{
-			name:   "a counter cleared during the run is a reset, and counts from zero",
-			before: map[string]uint64{"mlx5_0/symbol_error": 100, "mlx5_0/port_xmit_data": 5000},
-			during: map[string]uint64{"mlx5_0/symbol_error": 5, "mlx5_0/port_xmit_data": 25},
-			errors: []string{"mlx5_0 port 1 symbol_error +5 (counter reset during the run)"},
-			resets: []string{"mlx5_0 port 1 symbol_error +5 (counter reset during the run)", "mlx5_0 port 1 xmit_bytes +100 (counter reset during the run)"},
-			bytes:  map[string][2]uint64{"mlx5_0": {100, 0}, "mlx5_1": {0, 0}},
-			total:  100,
-		},
-		{
-			name:     "counters that appear or vanish are not deltas",
-			during:   map[string]uint64{"mlx5_0/VL15_dropped": 3},
-			duringFn: func(t *testing.T, dir string) { must(t, nodetest.RemoveCounter(dir, "mlx5_1", 1, "out_of_sequence")) },
-			appeared: []string{"mlx5_0/VL15_dropped"},
-			vanished: []string{"mlx5_1/out_of_sequence"},
-			bytes:    map[string][2]uint64{"mlx5_0": {0, 0}, "mlx5_1": {0, 0}},
-		},
-		{
-			name: "a NIC without data counters is unmeasured, not silent",
-			duringFn: func(t *testing.T, dir string) {
-				must(t, nodetest.RemoveCounter(dir, "mlx5_1", 1, "port_xmit_data"))
-				must(t, nodetest.RemoveCounter(dir, "mlx5_1", 1, "port_rcv_data"))
-			},
-			bytes:      map[string][2]uint64{"mlx5_0": {0, 0}, "mlx5_1": {0, 0}},
-			unmeasured: "mlx5_1",
-		},
-		{
-			name: "a port that went down during the run",
-			duringFn: func(t *testing.T, dir string) {
-				must(t, nodetest.SetPortState(dir, "mlx5_1", 1, "1: DOWN", "3: Disabled"))
-			},
-			during:      map[string]uint64{"mlx5_1/link_downed": 1},
-			errors:      []string{"mlx5_1 port 1 link_downed +1"},
-			linkChanged: []string{"mlx5_1"},
-			bytes:       map[string][2]uint64{"mlx5_0": {0, 0}, "mlx5_1": {0, 0}},
-		},
-	}
-	for _, c := range cases {
+	for _, c := range deltaCases {
 		t.Run(c.name, func(t *testing.T) {
 			dir, h := openTree(t, nodetest.IBAndRoCE)
 			set(t, dir, c.before)
@@ -146,48 +151,53 @@ func TestFabricDeltaBetweenTwoSamples(t *testing.T) {
 			}
 			after := sample(t, h)
 			d := node.Delta(before, after)
-
-			if got := growths(d.GrownErrors()); !reflect.DeepEqual(got, c.errors) {
-				t.Errorf("grown errors %q, want %q", got, c.errors)
-			}
-			if got := growths(d.Grown(node.ClassCongestion)); !reflect.DeepEqual(got, c.congestion) {
-				t.Errorf("congestion %q, want %q", got, c.congestion)
-			}
-			if got := growths(d.Resets()); !reflect.DeepEqual(got, c.resets) {
-				t.Errorf("resets %q, want %q", got, c.resets)
-			}
-			for _, tr := range d.Traffic() {
-				w, ok := c.bytes[tr.NIC]
-				if !ok {
-					t.Errorf("traffic for unexpected NIC %s", tr.NIC)
-					continue
-				}
-				if tr.XmitBytes != w[0] || tr.RcvBytes != w[1] || tr.Measured != (tr.NIC != c.unmeasured) {
-					t.Errorf("%s: %+v, want %d bytes sent and %d received, measured unless %q", tr.NIC, tr, w[0], w[1], c.unmeasured)
-				}
-			}
-			if got := d.TotalBytes(); got != c.total {
-				t.Errorf("total bytes %d, want %d", got, c.total)
-			}
-			var changed, appeared, vanished []string
-			for _, p := range d.Ports {
-				if p.LinkChanged() {
-					changed = append(changed, p.NIC)
-				}
-				for _, a := range p.Appeared {
-					appeared = append(appeared, p.NIC+"/"+a)
-				}
-				for _, v := range p.Vanished {
-					vanished = append(vanished, p.NIC+"/"+v)
-				}
-			}
-			if !reflect.DeepEqual(changed, c.linkChanged) {
-				t.Errorf("links changed on %v, want %v", changed, c.linkChanged)
-			}
-			if !reflect.DeepEqual(appeared, c.appeared) || !reflect.DeepEqual(vanished, c.vanished) {
-				t.Errorf("appeared %v vanished %v, want %v and %v", appeared, vanished, c.appeared, c.vanished)
-			}
+			c.check(t, d)
 		})
+	}
+}
+
+// check compares the delta with the case's counters, traffic and ports.
+func (c deltaCase) check(t *testing.T, d node.FabricDelta) {
+	t.Helper()
+	if got := growths(d.GrownErrors()); !reflect.DeepEqual(got, c.errors) {
+		t.Errorf("grown errors %q, want %q", got, c.errors)
+	}
+	if got := growths(d.Grown(node.ClassCongestion)); !reflect.DeepEqual(got, c.congestion) {
+		t.Errorf("congestion %q, want %q", got, c.congestion)
+	}
+	if got := growths(d.Resets()); !reflect.DeepEqual(got, c.resets) {
+		t.Errorf("resets %q, want %q", got, c.resets)
+	}
+	for _, tr := range d.Traffic() {
+		w, ok := c.bytes[tr.NIC]
+		if !ok {
+			t.Errorf("traffic for unexpected NIC %s", tr.NIC)
+			continue
+		}
+		if tr.XmitBytes != w[0] || tr.RcvBytes != w[1] || tr.Measured != (tr.NIC != c.unmeasured) {
+			t.Errorf("%s: %+v, want %d bytes sent and %d received, measured unless %q", tr.NIC, tr, w[0], w[1], c.unmeasured)
+		}
+	}
+	if got := d.TotalBytes(); got != c.total {
+		t.Errorf("total bytes %d, want %d", got, c.total)
+	}
+	var changed, appeared, vanished []string
+	for _, p := range d.Ports {
+		if p.LinkChanged() {
+			changed = append(changed, p.NIC)
+		}
+		for _, a := range p.Appeared {
+			appeared = append(appeared, p.NIC+"/"+a)
+		}
+		for _, v := range p.Vanished {
+			vanished = append(vanished, p.NIC+"/"+v)
+		}
+	}
+	if !reflect.DeepEqual(changed, c.linkChanged) {
+		t.Errorf("links changed on %v, want %v", changed, c.linkChanged)
+	}
+	if !reflect.DeepEqual(appeared, c.appeared) || !reflect.DeepEqual(vanished, c.vanished) {
+		t.Errorf("appeared %v vanished %v, want %v and %v", appeared, vanished, c.appeared, c.vanished)
 	}
 }
 
@@ -401,6 +411,53 @@ func sysfsPhys(s string) string {
 // HCA types in the samples and their PCI device IDs.
 var hcaDevice = map[string]uint32{"MT4117": 0x1015, "MT4123": 0x101b, "MT4129": 0x1021}
 
+// sampleNICs are ConnectX NICs whose ports are the sample's.
+func sampleNICs(t *testing.T, ports []samplePort) []nodetest.NIC {
+	t.Helper()
+	var nics []nodetest.NIC
+	for _, p := range ports {
+		n := nodetest.CX7(p.nic, "")
+		if p.caType != "" {
+			n.HCAType, n.DeviceID = p.caType, hcaDevice[p.caType]
+		}
+		if p.linkLayer != "" {
+			n.LinkLayer = p.linkLayer
+		} else if !strings.HasPrefix(p.nic, "mlx5_ib") {
+			n.LinkLayer = "Ethernet" // GKE's and the GPU Operator's RoCE NICs
+		}
+		if p.rate > 0 {
+			n.Rate = strconv.FormatFloat(p.rate, 'f', -1, 64) + " Gb/sec"
+		}
+		n.State, n.PhysState = sysfsState(p.state), sysfsPhys(p.phys)
+		if n.State == "" || n.PhysState == "" {
+			t.Fatalf("%s: no sysfs form for %q/%q", p.nic, p.state, p.phys)
+		}
+		nics = append(nics, n)
+	}
+	return nics
+}
+
+// agreeWithSample checks each port's state and rate against the sample's
+// and returns the problems the checks found, in order.
+func agreeWithSample(t *testing.T, checks []node.PortCheck, ports []samplePort) []string {
+	t.Helper()
+	var bad []string
+	for i, chk := range checks {
+		bad = append(bad, chk.Problems...)
+		// Whatever the rate, a port is up exactly when the sample says
+		// Active and LinkUp.
+		sp := ports[i]
+		up := strings.EqualFold(sp.state, "active") && sp.phys == "LinkUp"
+		if chk.Active() != up || chk.NIC != sp.nic {
+			t.Errorf("%s: sysfs says %s/%s, the sample %s/%s", chk.NIC, chk.State, chk.PhysState, sp.state, sp.phys)
+		}
+		if sp.rate > 0 && up && chk.RateGbps != sp.rate {
+			t.Errorf("%s: rate %g, the sample %g", chk.NIC, chk.RateGbps, sp.rate)
+		}
+	}
+	return bad
+}
+
 // The sysfs trees here model the port sections of the ibstat, rdma link and
 // ibdev2netdev samples; the verdicts must say what the samples show.
 func TestPortVerdictsAgreeWithTheIbDevinfoSamples(t *testing.T) {
@@ -468,46 +525,14 @@ func TestPortVerdictsAgreeWithTheIbDevinfoSamples(t *testing.T) {
 			if len(ports) != c.ports {
 				t.Fatalf("read %d ports from the sample, want %d: %+v", len(ports), c.ports, ports)
 			}
-			var nics []nodetest.NIC
-			for _, p := range ports {
-				n := nodetest.CX7(p.nic, "")
-				if p.caType != "" {
-					n.HCAType, n.DeviceID = p.caType, hcaDevice[p.caType]
-				}
-				if p.linkLayer != "" {
-					n.LinkLayer = p.linkLayer
-				} else if !strings.HasPrefix(p.nic, "mlx5_ib") {
-					n.LinkLayer = "Ethernet" // GKE's and the GPU Operator's RoCE NICs
-				}
-				if p.rate > 0 {
-					n.Rate = strconv.FormatFloat(p.rate, 'f', -1, 64) + " Gb/sec"
-				}
-				n.State, n.PhysState = sysfsState(p.state), sysfsPhys(p.phys)
-				if n.State == "" || n.PhysState == "" {
-					t.Fatalf("%s: no sysfs form for %q/%q", p.nic, p.state, p.phys)
-				}
-				nics = append(nics, n)
-			}
+			nics := sampleNICs(t, ports)
 			_, h := openTree(t, func(dir string) (*nodetest.Tree, error) { return nodetest.NICNode(dir, nics...) })
 			s := sample(t, h)
 			if len(s.Ports) != len(ports) {
 				t.Fatalf("%d ports in sysfs, %d in the sample", len(s.Ports), len(ports))
 			}
 			checks := s.CheckPorts(func(nic string, p node.NICPort) float64 { return c.expect[p.LinkLayer] })
-			var bad []string
-			for i, chk := range checks {
-				bad = append(bad, chk.Problems...)
-				// Whatever the rate, a port is up exactly when the sample
-				// says Active and LinkUp.
-				sp := ports[i]
-				up := strings.EqualFold(sp.state, "active") && sp.phys == "LinkUp"
-				if chk.Active() != up || chk.NIC != sp.nic {
-					t.Errorf("%s: sysfs says %s/%s, the sample %s/%s", chk.NIC, chk.State, chk.PhysState, sp.state, sp.phys)
-				}
-				if sp.rate > 0 && up && chk.RateGbps != sp.rate {
-					t.Errorf("%s: rate %g, the sample %g", chk.NIC, chk.RateGbps, sp.rate)
-				}
-			}
+			bad := agreeWithSample(t, checks, ports)
 			if !reflect.DeepEqual(bad, c.bad) {
 				t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(bad, "\n"), strings.Join(c.bad, "\n"))
 			}

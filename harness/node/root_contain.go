@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"syscall"
 
@@ -55,23 +56,104 @@ func checkContained(root string) error {
 			}
 			continue
 		}
-		dir := filepath.Join(root, e.Name())
-		sub, err := r.OpenRoot(e.Name())
-		if err != nil {
-			return err
-		}
-		err = fs.WalkDir(sub.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return fmt.Errorf("reading %q: %w", filepath.Join(dir, p), err)
-			}
-			return checkEntry(sub, dir, p, d.Type())
-		})
-		sub.Close()
-		if err != nil {
+		if err := walkContained(r, root, e.Name()); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// MaxTreeDepth is how deep directories may nest in a recorded root. A
+// sysfs's deepest device directories are about 20 down
+// (devices/pci0000:00/.../net/eth0/queues/rx-0); a tree nested thousands
+// deep is built to make every walk over it slow, and is refused.
+const MaxTreeDepth = 256
+
+// errTooDeep is wrapped by the refusal of a tree nested deeper than
+// MaxTreeDepth.
+var errTooDeep = errors.New("directories nested too deep")
+
+func tooDeep(p string) error {
+	return fmt.Errorf("%q: %w: more than %d levels below the root, where a recording's deepest (sysfs's device tree) are about 20", p, errTooDeep, MaxTreeDepth)
+}
+
+// walkContained checks every entry under the directory name of r (the
+// root at root). It walks one directory fd at a time (openat, never a
+// path from the top), so the walk costs one open per directory, linear in
+// the tree; fs.WalkDir over an os.Root resolves each entry's whole path
+// again, which is quadratic in the depth.
+func walkContained(r *os.Root, root, name string) error {
+	sub, err := r.OpenRoot(name)
+	if err != nil {
+		return err
+	}
+	defer sub.Close()
+	dir := filepath.Join(root, name)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	w := containWalk{sub: sub, dir: dir}
+	return w.walk(fd, ".", 1)
+}
+
+type containWalk struct {
+	sub *os.Root // the top-level directory, resolving links as the kernel would
+	dir string   // its path, for errors
+}
+
+// walk checks the entries of the directory open as fd (rel below w.dir,
+// depth levels below the root) and those below it, and closes fd.
+func (w containWalk) walk(fd int, rel string, depth int) error {
+	f := os.NewFile(uintptr(fd), filepath.Join(w.dir, rel))
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return fmt.Errorf("reading %q: %w", filepath.Join(w.dir, rel), err)
+	}
+	for _, n := range names {
+		p := path.Join(rel, n)
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return &os.PathError{Op: "fstatat", Path: filepath.Join(w.dir, p), Err: err}
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			if err := checkEntry(w.sub, w.dir, p, statType(st.Mode)); err != nil {
+				return err
+			}
+			continue
+		}
+		if depth >= MaxTreeDepth {
+			return tooDeep(filepath.Join(w.dir, p))
+		}
+		child, err := unix.Openat(fd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return &os.PathError{Op: "openat", Path: filepath.Join(w.dir, p), Err: err}
+		}
+		if err := w.walk(child, p, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statType is a stat(2) st_mode's type as an fs.FileMode's.
+func statType(mode uint32) fs.FileMode {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return 0
+	case unix.S_IFLNK:
+		return fs.ModeSymlink
+	case unix.S_IFIFO:
+		return fs.ModeNamedPipe
+	case unix.S_IFSOCK:
+		return fs.ModeSocket
+	case unix.S_IFCHR:
+		return fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		return fs.ModeDevice
+	}
+	return fs.ModeIrregular
 }
 
 // readByPath are the parts of a root read by path: sysfs, procfs, the

@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -162,6 +163,9 @@ func (c *copier) entry(dirfd int, rel, name string) error {
 		}
 		return c.out.Symlink(target, rel)
 	case unix.S_IFDIR:
+		if strings.Count(rel, "/")+1 > MaxTreeDepth {
+			return tooDeep(p)
+		}
 		fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return changed(p, "openat", err)

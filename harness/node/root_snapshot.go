@@ -7,9 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
+
+	"github.com/gdrcheck/gdrcheck/internal/filekind"
 )
 
 // The attributes of a PCI function the collectors read. Only these are
@@ -320,13 +323,20 @@ func (s *snapshotter) file(rel string) {
 }
 
 // readBounded reads a sysfs or procfs file, which reports a size of 4096
-// or 0 whatever it holds, up to 1 MiB.
+// or 0 whatever it holds, up to 1 MiB. It opens p O_NONBLOCK and reads
+// it only if fstat says it is a regular file: a FIFO named by
+// NCCL_TOPO_FILE must not block the snapshot.
 func readBounded(p string) ([]byte, error) {
-	f, err := os.Open(p)
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "open", Path: p, Err: fmt.Errorf("%w: a %s, not read", errNotRegularFile, filekind.Of(fi.Mode()))}
+	}
 	b := make([]byte, 0, 4096)
 	buf := make([]byte, 4096)
 	for len(b) < 1<<20 {

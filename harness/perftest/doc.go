@@ -2,8 +2,10 @@
 // ib_read_bw, ib_send_bw, ib_write_lat, ib_read_lat and their siblings).
 //
 // It is a pure parser: [Parse] reads the text a run prints and [ParseJSON]
-// reads the file written by --out_json/--out_json_file. Running the binaries
-// belongs to a runner that feeds these parsers.
+// reads the file written by --out_json/--out_json_file; [Spec] builds a
+// run's argv and [Rail] names what a rail run measures. It starts no
+// process: harness/bench runs the binaries (loopback pairs, rails) and
+// feeds these parsers.
 //
 // gdrcheck uses perftest to show that a NIC can DMA straight into GPU memory,
 // so besides the numbers a [Result] says where the buffers lived ([Mem]):

@@ -5,45 +5,91 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
-// ErrNoData: the input holds no UCX protocol table and no endpoint line.
-var ErrNoData = errors.New("no UCX protocol table or endpoint configuration line")
+// ErrNoData: the input holds no UCX protocol table, endpoint line or
+// UCX error line.
+var ErrNoData = errors.New("no UCX protocol table, endpoint configuration line or UCX error")
 
 // Transfer is one UCX_PROTO_INFO table: an operation on a peer class
-// (self, intra-node, inter-node) and the protocol for its largest sizes,
-// which carry the bandwidth (small sizes are always eager copies).
+// (self, intra-node, inter-node) of one process, its memory types, and
+// its rows, smallest sizes first. Range, Protocol and Lanes are its last
+// row's: the bulk sizes, which carry the bandwidth.
 type Transfer struct {
 	Line      int    `json:"line"`
-	Config    string `json:"config"` // "ucp_context_0 inter-node cfg#2", "mpi ep_cfg[3]"
-	Peer      string `json:"peer,omitempty"`
-	Operation string `json:"operation"`
-	GPU       bool   `json:"gpu"` // from or into cuda memory
-	Range     string `json:"range"`
-	Protocol  string `json:"protocol"`
-	Lanes     string `json:"lanes"`
+	Rank      string `json:"rank,omitempty"`   // "host:pid" of UCX's prefix, after the launcher's ("srun 0 ")
+	Config    string `json:"config"`           // "ucp_context_0 inter-node cfg#2", "mpi ep_cfg[3]"
+	Peer      string `json:"peer,omitempty"`   // self, intra-node, inter-node
+	Operation string `json:"operation"`        // "tagged message by ucp_tag_send*(multi) from cuda/GPU0"
+	Local     string `json:"local,omitempty"`  // memory of the operation's own buffer: host, cuda, cuda-managed, rocm
+	Remote    string `json:"remote,omitempty"` // memory of the peer's buffer, where the header names it
+	// GPU: the operation's own buffer is GPU memory (it sends from it or
+	// fetches into it). A table of host memory, even one written into a
+	// peer's GPU memory, is not: UCX prints such tables for its own
+	// control traffic in runs that never use them.
+	GPU   bool   `json:"gpu"`
+	Rows  []Row  `json:"rows"`
+	Range string `json:"range"`
+	// Protocol and Lanes of the last row.
+	Protocol string `json:"protocol"`
+	Lanes    string `json:"lanes"`
+	// Complete: the rows reach the largest sizes ("..inf"), or UCX closed
+	// the table with its border line. A table cut before its bulk row
+	// says nothing of the sizes it lacks.
+	Complete bool `json:"complete"`
+	closed   bool
+}
+
+// Row is one size range of a table and the protocol UCX chose for it.
+type Row struct {
+	Range    string `json:"range"` // "0..8K", "22151..inf", "0"
+	Protocol string `json:"protocol"`
+	Lanes    string `json:"lanes,omitempty"`
+	Min      uint64 `json:"-"`
+	Max      uint64 `json:"-"` // math.MaxUint64 for "inf"
 }
 
 // EPConfig is a UCX_LOG_LEVEL=info endpoint configuration line. It names
 // lanes but not memory types, so it is shown, not judged.
 type EPConfig struct {
 	Line   int    `json:"line"`
+	Rank   string `json:"rank,omitempty"`
 	Config string `json:"config"`
 	Lanes  string `json:"lanes"`
 }
 
+// LogError is a line UCX printed at ERROR, DIAG, FATAL or WARN level, or
+// the transport error of its error handler ("[host:pid:tid:tid]
+// ib_mlx5_log.c:177  Local protection on mlx5_0:1/IB ..."), as printed.
+// What it means is judged in suites/mpi.
+type LogError struct {
+	Line   int    `json:"line"`
+	Rank   string `json:"rank,omitempty"`
+	Level  string `json:"level"`            // ERROR, DIAG, FATAL, WARN
+	Source string `json:"source,omitempty"` // "ib_mlx5_log.c:177"
+	Text   string `json:"text"`
+}
+
 // LogSummary is what a UCX log says about the paths UCX chose: its
-// tables and endpoint lines as printed, and the `ucx_info -d` lines a
-// pasted log may hold. Which path each table is, and whether that is the
-// direct one, is judged in suites/mpi.
+// tables and endpoint lines as printed, the errors it printed, the
+// message sizes a ucx_perftest header names, and the `ucx_info -d` lines
+// a pasted log may hold. Which path each table is, and whether that is
+// the direct one, is judged in suites/mpi.
 type LogSummary struct {
-	Transfers     []Transfer `json:"transfers"`
-	EPConfigs     []EPConfig `json:"ep_configs"`
-	Partial       bool       `json:"partial"`
-	PartialReason string     `json:"partial_reason,omitempty"`
+	Transfers []Transfer `json:"transfers"`
+	EPConfigs []EPConfig `json:"ep_configs"`
+	Errors    []LogError `json:"errors,omitempty"`
+	// ErrorLines counts every error line, past the first maxErrors kept.
+	ErrorLines int `json:"error_lines,omitempty"`
+	// MessageSizes are the sizes ucx_perftest's header says it moved
+	// ("| Message size: 4194304 |"); nil where the log has no header.
+	MessageSizes  []uint64 `json:"message_sizes,omitempty"`
+	Partial       bool     `json:"partial"`
+	PartialReason string   `json:"partial_reason,omitempty"`
 	// Info is what `ucx_info -d` lines in the log say; nil without any.
 	Info *Info `json:"ucx_info,omitempty"`
 }
@@ -51,77 +97,52 @@ type LogSummary struct {
 const (
 	maxField   = 200  // characters kept of a cell from the log
 	maxEntries = 4096 // tables and endpoint lines kept
+	maxErrors  = 256  // error lines kept
+	maxRows    = 64   // rows kept of one table
+	maxOpen    = 1024 // processes with a table open at once
 )
 
 var (
 	// ucxPrefix is UCX's own "[1645027038.617078] [host:pid:tid]" and,
 	// at UCX_LOG_LEVEL=info, the "file.c:NNN UCX INFO" after it.
-	ucxPrefix = regexp.MustCompile(`^\s*\[\d+\.\d+\]\s+\[[^\]]*\]\s+(?:\S+\.c:\d+\s+UCX\s+INFO\s+)?`)
-	rangeCell = regexp.MustCompile(`^\d+[KMGT]?(?:\.\.(?:\d+[KMGT]?|inf))?$`)
-	cudaMem   = regexp.MustCompile(`\b(?:from|to|into)\s+cuda\b`)
+	ucxPrefix = regexp.MustCompile(`^\s*\[\d+\.\d+\]\s+\[([^\]]*)\]\s+(?:\S+\.c:\d+\s+UCX\s+INFO\s+)?`)
 	epLine    = regexp.MustCompile(`^(\S+\s+(?:self|intra-node|inter-node)\s+cfg#\d+|ep_cfg\[\d+\]:)\s+((?:tag|rma|rma_am|amo|amo_am|am|stream|ka)\(.*)$`)
 	peerWord  = regexp.MustCompile(`\b(self|intra-node|inter-node)\b`)
+	msgSize   = regexp.MustCompile(`^\|\s*Message size:\s*([0-9][0-9, ]*?)\s*\|$`)
 
 	// configCell ends a table header's first cell. UCX 1.16 prints some
 	// headers without "by" ("rendezvous data send(multi) from cuda/GPU0
 	// to cuda/dev[1]"), so the first cell must name the table too.
 	configCell = regexp.MustCompile(`(?:\bcfg#\d+|\bep_cfg\[\d+\])$`)
+	border     = regexp.MustCompile(`^\+[-+]+\+$`)
 )
 
 // ParseLog reads a UCX log (any program's output with UCX_PROTO_INFO=y or
-// UCX_LOG_LEVEL=info), through launcher prefixes. It is partial when
-// the input was stopped or ends mid-line. No table and no endpoint line:
+// UCX_LOG_LEVEL=info), through launcher prefixes. Each process's tables
+// are read apart (UCX's "[host:pid:tid]" and the launcher's rank), so
+// two ranks' interleaved lines make two tables. It is partial when the
+// input was stopped or ends mid-line. No table, endpoint line or error:
 // an error wrapping ErrNoData.
 func ParseLog(r io.Reader) (*LogSummary, error) {
 	lr := bounded.NewLines(r, bounded.MaxLine)
 	lr.StripPrefixes()
-	s := &LogSummary{}
-	var info infoReader
-	var cur *Transfer
-	flush := func() {
-		if cur != nil && cur.Protocol != "" && len(s.Transfers) < maxEntries {
-			s.Transfers = append(s.Transfers, *cur)
-		}
-		cur = nil
-	}
+	p := &logReader{s: &LogSummary{}, open: map[string]*Transfer{}}
 	for {
 		b, ok := lr.Next()
 		if !ok {
 			break
 		}
-		line := ucxPrefix.ReplaceAllString(string(b), "")
-		info.add(line)
-		if m := epLine.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
-			if len(s.EPConfigs) < maxEntries {
-				s.EPConfigs = append(s.EPConfigs, EPConfig{Line: lr.N(), Config: clip(m[1]), Lanes: clip(m[2])})
-			}
-			continue
-		}
-		cells, ok := tableRow(line)
-		if !ok {
-			continue
-		}
-		switch {
-		case len(cells) >= 2 && rangeCell.MatchString(cells[0]) && cur != nil:
-			// Rows come smallest first: the last is the bulk.
-			cur.Range, cur.Protocol = clip(cells[0]), clip(cells[1])
-			if len(cells) > 2 {
-				cur.Lanes = clip(cells[2])
-			}
-		case len(cells) == 2 && !rangeCell.MatchString(cells[0]) &&
-			(strings.Contains(cells[1], " by ") || configCell.MatchString(cells[0])):
-			flush()
-			cur = &Transfer{Line: lr.N(), Config: clip(cells[0]), Peer: peerWord.FindString(cells[0]),
-				Operation: clip(cells[1]), GPU: cudaMem.MatchString(cells[1])}
-		}
+		p.line(lr.N(), launcherRank(lr.Tag()), string(b))
 	}
-	flush()
+	p.flushAll()
+	s := p.s
 	if err := lr.Err(); err != nil {
 		return nil, fmt.Errorf("reading UCX log: %w", err)
 	}
-	if len(s.Transfers) == 0 && len(s.EPConfigs) == 0 {
+	if len(s.Transfers) == 0 && len(s.EPConfigs) == 0 && len(s.Errors) == 0 {
 		return nil, fmt.Errorf("parsing UCX log: %w", ErrNoData)
 	}
+	slices.SortStableFunc(s.Transfers, func(a, b Transfer) int { return a.Line - b.Line })
 	var reasons []string
 	if err := lr.Stopped(); err != nil {
 		reasons = append(reasons, err.Error())
@@ -132,15 +153,136 @@ func ParseLog(r io.Reader) (*LogSummary, error) {
 	if len(reasons) > 0 {
 		s.Partial, s.PartialReason = true, strings.Join(reasons, "; ")
 	}
-	if i := info.done(); len(i.Domains) > 0 {
+	if i := p.info.done(); len(i.Domains) > 0 {
 		s.Info = &i
 	}
 	return s, nil
 }
 
-// tableRow splits "| a | b | c |" into its trimmed cells.
-func tableRow(line string) ([]string, bool) {
+// launcherRank names the rank or host a launcher's prefix gave a line.
+func launcherRank(t bounded.Tag) string {
+	switch {
+	case t.Rank != "":
+		return t.Family + " " + t.Rank + " "
+	case t.Host != "":
+		return t.Family + " " + t.Host + " "
+	}
+	return ""
+}
+
+// logReader holds the tables being read, one per process.
+type logReader struct {
+	s     *LogSummary
+	info  infoReader
+	open  map[string]*Transfer // by rank: the table whose rows come next
+	order []string             // ranks of open tables, first opened first
+}
+
+func (p *logReader) line(n int, rank, line string) {
+	if m := ucxPrefix.FindStringSubmatch(line); m != nil {
+		rank += processOf(m[1])
+		line = line[len(m[0]):]
+	}
+	p.info.add(line)
+	if p.logError(n, rank, line) {
+		return
+	}
 	t := strings.TrimSpace(line)
+	if m := epLine.FindStringSubmatch(t); m != nil {
+		if len(p.s.EPConfigs) < maxEntries {
+			p.s.EPConfigs = append(p.s.EPConfigs, EPConfig{Line: n, Rank: rank, Config: clip(m[1]), Lanes: clip(m[2])})
+		}
+		return
+	}
+	if m := msgSize.FindStringSubmatch(t); m != nil {
+		p.sizes(m[1])
+		return
+	}
+	if border.MatchString(t) {
+		if cur := p.open[rank]; cur != nil && len(cur.Rows) > 0 {
+			cur.closed = true
+			p.flush(rank)
+		}
+		return
+	}
+	cells, ok := tableRow(t)
+	if !ok {
+		return
+	}
+	cur := p.open[rank]
+	switch {
+	case len(cells) >= 2 && rangeCell.MatchString(cells[0]) && cur != nil:
+		if len(cur.Rows) < maxRows {
+			cur.Rows = append(cur.Rows, newRow(cells))
+		}
+	case len(cells) == 2 && !rangeCell.MatchString(cells[0]) &&
+		(strings.Contains(cells[1], " by ") || configCell.MatchString(cells[0])):
+		p.flush(rank)
+		x := &Transfer{Line: n, Rank: rank, Config: clip(cells[0]), Peer: peerWord.FindString(cells[0]), Operation: clip(cells[1])}
+		x.Local, x.Remote = memories(cells[1])
+		x.GPU = x.Local != "" && x.Local != "host"
+		p.opened(rank, x)
+	}
+}
+
+// opened makes x the rank's open table. Open tables are bounded: past
+// maxOpen processes at once (a hostile log), all are closed first.
+func (p *logReader) opened(rank string, x *Transfer) {
+	if len(p.open) >= maxOpen {
+		p.flushAll()
+	}
+	p.open[rank] = x
+	p.order = append(p.order, rank)
+	if len(p.order) > 2*maxOpen {
+		p.order = slices.DeleteFunc(p.order, func(r string) bool { return p.open[r] == nil })
+	}
+}
+
+// processOf is "host:pid" of UCX's "host:pid:tid" or its error
+// handler's "host:pid:tid:tid" ("h:1 :0" -> "h:1").
+func processOf(s string) string {
+	parts := strings.SplitN(strings.ReplaceAll(s, " ", ""), ":", 3)
+	if len(parts) >= 2 {
+		return bounded.ClipString(parts[0]+":"+parts[1], 64)
+	}
+	return bounded.ClipString(parts[0], 64)
+}
+
+// flush keeps a rank's open table, if it has rows.
+func (p *logReader) flush(rank string) {
+	cur := p.open[rank]
+	if cur == nil {
+		return
+	}
+	delete(p.open, rank)
+	if len(cur.Rows) == 0 || len(p.s.Transfers) >= maxEntries {
+		return
+	}
+	last := cur.Rows[len(cur.Rows)-1]
+	cur.Range, cur.Protocol, cur.Lanes = last.Range, last.Protocol, last.Lanes
+	cur.Complete = cur.closed || last.Max == maxSize
+	p.s.Transfers = append(p.s.Transfers, *cur)
+}
+
+func (p *logReader) flushAll() {
+	for _, r := range p.order {
+		p.flush(r)
+	}
+	p.order = nil
+}
+
+// sizes adds the sizes of a "Message size:" cell ("4194304", or the
+// iov list "1024,2048").
+func (p *logReader) sizes(cell string) {
+	for _, f := range strings.FieldsFunc(cell, func(r rune) bool { return r == ',' || r == ' ' }) {
+		if v, ok := parseSize(f); ok && len(p.s.MessageSizes) < 64 && !slices.Contains(p.s.MessageSizes, v) {
+			p.s.MessageSizes = append(p.s.MessageSizes, v)
+		}
+	}
+}
+
+// tableRow splits "| a | b | c |" into its trimmed cells.
+func tableRow(t string) ([]string, bool) {
 	if len(t) < 2 || t[0] != '|' || t[len(t)-1] != '|' {
 		return nil, false
 	}

@@ -31,8 +31,10 @@ var (
 	pdshRe    = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*): `)
 	// toolLineRe is what follows an "N: " or "host: " prefix when it is
 	// one: a "#" header or footer, a table row, an NCCL "host:pid:tid"
-	// line, "NCCL version", or a perftest banner or dashed line.
-	toolLineRe = regexp.MustCompile(`^(?:#|\s*\d+\s+\d+\s|\s*-{10}|\s*#bytes|\s*RDMA_|[^\s:]+:\d+:\d+ \[|NCCL version|\s*\*{5})`)
+	// line, "NCCL version", a perftest banner or dashed line, or a UCX
+	// line ("[1700000000.000001] [host:pid:tid]", or its error handler's
+	// "[host:pid:tid:tid]").
+	toolLineRe = regexp.MustCompile(`^(?:#|\s*\d+\s+\d+\s|\s*-{10}|\s*#bytes|\s*RDMA_|[^\s:]+:\d+:\d+ \[|NCCL version|\s*\*{5}|\[\d+\.\d+\]\s+\[[^\]]*\]|\[[^\]\s:]+:\d+\s*:\d+:\d+\])`)
 )
 
 // Tag is what a stripped prefix names: its family, and the rank or host

@@ -109,111 +109,140 @@ func Extract(r io.Reader, name, dir string) error {
 		return fmt.Errorf("extracting %s: %w", name, err)
 	}
 	defer root.Close()
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), maxLine)
-	line := 0
-	// next returns the next line; at the end it says why there is none:
-	// io.EOF at the end of the archive, else the reader's error.
-	next := func() (string, error) {
-		if sc.Scan() {
-			line++
-			return sc.Text(), nil
-		}
-		switch err := sc.Err(); {
-		case errors.Is(err, bufio.ErrTooLong):
-			return "", fmt.Errorf("line %d of %s is longer than %d MiB: %w", line+1, name, maxLine>>20, err)
-		case err != nil:
-			return "", fmt.Errorf("%s: after line %d: %w", name, line, err)
-		}
-		return "", io.EOF
-	}
-	fail := func(format string, a ...any) error {
-		return fmt.Errorf("%s:%d: %w", name, line, fmt.Errorf(format, a...))
-	}
-	var path string // the entry the following lines describe, relative to dir
+	x := &extractor{root: root, name: name, sc: bufio.NewScanner(r)}
+	x.sc.Buffer(make([]byte, 1<<20), maxLine)
 	for {
-		l, err := next()
+		l, err := x.next()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		switch {
-		case l == "" || strings.HasPrefix(l, "#"):
-			continue
-		case strings.HasPrefix(l, "Directory: "):
-			if path, err = local(strings.TrimPrefix(l, "Directory: ")); err != nil {
-				return fail("%w", err)
-			}
-			if err := root.MkdirAll(path, 0o755); err != nil {
-				return fail("directory %q: %w", path, err)
-			}
-		case strings.HasPrefix(l, "Path: "):
-			if path, err = local(strings.TrimPrefix(l, "Path: ")); err != nil {
-				return fail("%w", err)
-			}
-		case strings.HasPrefix(l, "SymlinkTo: "):
-			if path == "" {
-				return fail("SymlinkTo without Path")
-			}
-			target := strings.TrimPrefix(l, "SymlinkTo: ")
-			if err := symlink(root, target, path); err != nil {
-				return fail("symlink %q -> %q: %w", path, target, err)
-			}
-		case strings.HasPrefix(l, "Lines: "):
-			n, err := strconv.Atoi(strings.TrimPrefix(l, "Lines: "))
-			if err != nil || n < 0 {
-				return fail("bad line count %q", l)
-			}
-			if path == "" {
-				return fail("Lines without Path")
-			}
-			var buf bytes.Buffer
-			for i := 0; i < n; i++ {
-				c, err := next()
-				if err == io.EOF {
-					return fail("archive ends inside %q", path)
-				}
-				if err != nil {
-					return err
-				}
-				if i == n-1 && strings.HasSuffix(c, "EOF") {
-					buf.WriteString(strings.TrimSuffix(c, "EOF"))
-				} else {
-					buf.WriteString(c)
-					buf.WriteByte('\n')
-				}
-			}
-			if err := root.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				return fail("file %q: %w", path, err)
-			}
-			b := bytes.ReplaceAll(buf.Bytes(), []byte("NULLBYTE"), []byte{0})
-			if err := root.WriteFile(path, b, 0o644); err != nil {
-				return fail("file %q: %w", path, err)
-			}
-		case strings.HasPrefix(l, "Mode: "):
-			m, err := strconv.ParseUint(strings.TrimPrefix(l, "Mode: "), 8, 32)
-			if err != nil {
-				return fail("bad mode %q", l)
-			}
-			if path == "" {
-				return fail("Mode without Path")
-			}
-			// Keep directories traversable and files readable by the
-			// owner whatever was recorded, so tests can clean up; no
-			// setuid, setgid or sticky bit.
-			mode := fs.FileMode(m) & fs.ModePerm
-			if fi, err := root.Lstat(path); err == nil && fi.IsDir() {
-				mode |= 0o700
-			}
-			if err := root.Chmod(path, mode); err != nil {
-				return fail("mode of %q: %w", path, err)
-			}
-		default:
-			return fail("unexpected line %q", l)
+		if err := x.entry(l); err != nil {
+			return err
 		}
 	}
+}
+
+// extractor is one archive being written under its root.
+type extractor struct {
+	root *os.Root
+	name string
+	sc   *bufio.Scanner
+	line int
+	path string // the entry the following lines describe, relative to dir
+}
+
+// next returns the next line; at the end it says why there is none: io.EOF
+// at the end of the archive, else the reader's error.
+func (x *extractor) next() (string, error) {
+	if x.sc.Scan() {
+		x.line++
+		return x.sc.Text(), nil
+	}
+	switch err := x.sc.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return "", fmt.Errorf("line %d of %s is longer than %d MiB: %w", x.line+1, x.name, maxLine>>20, err)
+	case err != nil:
+		return "", fmt.Errorf("%s: after line %d: %w", x.name, x.line, err)
+	}
+	return "", io.EOF
+}
+
+func (x *extractor) fail(format string, a ...any) error {
+	return fmt.Errorf("%s:%d: %w", x.name, x.line, fmt.Errorf(format, a...))
+}
+
+// entry acts on one line outside a file's contents.
+func (x *extractor) entry(l string) error {
+	var err error
+	switch {
+	case l == "" || strings.HasPrefix(l, "#"):
+	case strings.HasPrefix(l, "Directory: "):
+		if x.path, err = local(strings.TrimPrefix(l, "Directory: ")); err != nil {
+			return x.fail("%w", err)
+		}
+		if err := x.root.MkdirAll(x.path, 0o755); err != nil {
+			return x.fail("directory %q: %w", x.path, err)
+		}
+	case strings.HasPrefix(l, "Path: "):
+		if x.path, err = local(strings.TrimPrefix(l, "Path: ")); err != nil {
+			return x.fail("%w", err)
+		}
+	case strings.HasPrefix(l, "SymlinkTo: "):
+		if x.path == "" {
+			return x.fail("SymlinkTo without Path")
+		}
+		target := strings.TrimPrefix(l, "SymlinkTo: ")
+		if err := symlink(x.root, target, x.path); err != nil {
+			return x.fail("symlink %q -> %q: %w", x.path, target, err)
+		}
+	case strings.HasPrefix(l, "Lines: "):
+		return x.file(l)
+	case strings.HasPrefix(l, "Mode: "):
+		return x.mode(l)
+	default:
+		return x.fail("unexpected line %q", l)
+	}
+	return nil
+}
+
+// file writes the entry's contents: the count of lines l gives, the last
+// one ending in EOF where the file has no final newline.
+func (x *extractor) file(l string) error {
+	n, err := strconv.Atoi(strings.TrimPrefix(l, "Lines: "))
+	if err != nil || n < 0 {
+		return x.fail("bad line count %q", l)
+	}
+	if x.path == "" {
+		return x.fail("Lines without Path")
+	}
+	var buf bytes.Buffer
+	for i := 0; i < n; i++ {
+		c, err := x.next()
+		if err == io.EOF {
+			return x.fail("archive ends inside %q", x.path)
+		}
+		if err != nil {
+			return err
+		}
+		if i == n-1 && strings.HasSuffix(c, "EOF") {
+			buf.WriteString(strings.TrimSuffix(c, "EOF"))
+		} else {
+			buf.WriteString(c)
+			buf.WriteByte('\n')
+		}
+	}
+	if err := x.root.MkdirAll(filepath.Dir(x.path), 0o755); err != nil {
+		return x.fail("file %q: %w", x.path, err)
+	}
+	b := bytes.ReplaceAll(buf.Bytes(), []byte("NULLBYTE"), []byte{0})
+	if err := x.root.WriteFile(x.path, b, 0o644); err != nil {
+		return x.fail("file %q: %w", x.path, err)
+	}
+	return nil
+}
+
+// mode sets the entry's permission bits. Directories stay traversable and
+// files readable by the owner whatever was recorded, so tests can clean
+// up; no setuid, setgid or sticky bit.
+func (x *extractor) mode(l string) error {
+	m, err := strconv.ParseUint(strings.TrimPrefix(l, "Mode: "), 8, 32)
+	if err != nil {
+		return x.fail("bad mode %q", l)
+	}
+	if x.path == "" {
+		return x.fail("Mode without Path")
+	}
+	mode := fs.FileMode(m) & fs.ModePerm
+	if fi, err := x.root.Lstat(x.path); err == nil && fi.IsDir() {
+		mode |= 0o700
+	}
+	if err := x.root.Chmod(x.path, mode); err != nil {
+		return x.fail("mode of %q: %w", x.path, err)
+	}
+	return nil
 }
 
 // maxLine is the longest line Extract reads (a sysfs attribute is a page,
@@ -227,8 +256,17 @@ func local(name string) (string, error) {
 	if !filepath.IsLocal(p) {
 		return "", fmt.Errorf("name %q leaves the archive", name)
 	}
-	return filepath.Clean(p), nil
+	p = filepath.Clean(p)
+	if n := strings.Count(p, string(filepath.Separator)) + 1; n > MaxDepth {
+		return "", fmt.Errorf("name %.80q... is %d directories deep, more than %d: a recording's deepest (sysfs's device tree) are about 20", name, n, MaxDepth)
+	}
+	return p, nil
 }
+
+// MaxDepth is how deep an archive's names may nest: each entry is made
+// from the top (os.Root's MkdirAll), so a tree thousands deep would cost
+// time quadratic in its depth. node.MaxTreeDepth is the same bound.
+const MaxDepth = 256
 
 // symlink makes the link name -> target through root, replacing what was
 // there; the target must stay inside root, seen from the link's directory.

@@ -92,3 +92,22 @@ func TestExtractFileRefusesAFIFOWithoutWaiting(t *testing.T) {
 		t.Fatal("ExtractFile blocked on a FIFO")
 	}
 }
+
+// An archive whose directories nest 10,000 deep is refused at its first
+// name deeper than MaxDepth, naming the line, before it costs a MkdirAll
+// from the top per level; one at the limit is extracted. (Its first 300
+// levels are written: the rest is never read.)
+func TestExtractRefusesNamesNestedDeeperThanTheLimit(t *testing.T) {
+	var b strings.Builder
+	for i := 1; i <= 300; i++ {
+		b.WriteString("Directory: sys" + strings.Repeat("/d", i) + "\nMode: 755\n" + separator + "\n")
+	}
+	err := Extract(strings.NewReader(b.String()), "deep.ttar", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "deep.ttar:") || !strings.Contains(err.Error(), "257 directories deep, more than 256") {
+		t.Fatalf("err = %v, want refused at 257 levels naming the line", err)
+	}
+	ok := "Directory: sys" + strings.Repeat("/d", 255) + "\nMode: 755\n"
+	if err := Extract(strings.NewReader(ok), "ok.ttar", t.TempDir()); err != nil {
+		t.Fatalf("256 levels: %v", err)
+	}
+}

@@ -21,9 +21,18 @@ func Log(s *nccl.LogSummary) (int, string) {
 			warns = append(warns, f)
 		}
 	}
+	fatal, meaning, isFatal := firstFatalWarn(warns)
 	switch {
 	case s.Outcome == nccl.VerdictFallback:
 		return results.ExitFailed, "NCCL fell back: " + nccl.Verdict{Verdict: s.Outcome, Reasons: s.Reasons}.Reason()
+	case isFatal:
+		// Fatal whatever the channels were: NCCL cannot go on after it,
+		// and its error trace may not be in the log (NCCL_DEBUG=WARN).
+		why := fmt.Sprintf("NCCL failed: %s: %s", meaning, warnText(fatal))
+		if len(errs) > 0 {
+			why += fmt.Sprintf(", then %s from line %d", Plural(len(errs), "error trace"), errs[0].Line)
+		}
+		return results.ExitFailed, why
 	case len(errs) > 0 && len(warns) > 0:
 		// The WARN names the cause; the traces are its way up the stack.
 		return results.ExitFailed, fmt.Sprintf("NCCL failed: %s, then %s from line %d", warnText(warns[0]), Plural(len(errs), "error trace"), errs[0].Line)

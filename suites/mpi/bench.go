@@ -91,6 +91,9 @@ func proveDirect(b *mpi.Benchmarks, scope string) {
 			continue
 		}
 		v := JudgeLog(r.UCX, nodeInfo())
+		if v.Failure != "" {
+			bad = append(bad, fmt.Sprintf("%s %s %s: UCX failed: %s", r.Spec.Binary, op, scope, v.Failure))
+		}
 		switch v.Outcome {
 		case OutcomeFallback:
 			bad = append(bad, fmt.Sprintf("%s %s %s: UCX staged GPU memory through the host: %s", r.Spec.Binary, op, scope, v.Reasons[0]))

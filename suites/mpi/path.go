@@ -3,6 +3,7 @@ package mpi
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/gdrcheck/gdrcheck/harness/ucx"
@@ -25,11 +26,17 @@ const (
 	OutcomeUnknown  = results.PathUnknown
 )
 
-// JudgedTransfer is a UCX_PROTO_INFO table and the path its bulk
-// protocol takes.
+// JudgedTransfer is a UCX_PROTO_INFO table and the path of the rows
+// that decide it: those holding the sizes the benchmark moved, or the
+// bulk row where the log names no size.
 type JudgedTransfer struct {
 	ucx.Transfer
 	Path string `json:"path"`
+	// Judged are the rows the path is of; Cut says the table stops
+	// before the rows it needs (before its "..inf" row, or below a size
+	// the benchmark moved), so it is not judged.
+	Judged []ucx.Row `json:"judged_rows,omitempty"`
+	Cut    bool      `json:"cut,omitempty"`
 }
 
 // LogVerdict is the path a UCX log shows for GPU memory.
@@ -41,6 +48,13 @@ type LogVerdict struct {
 	// Hints say what `ucx_info -d` shows of a staged transfer's cause,
 	// where it is known.
 	Hints []string
+	// Errors are the UCX error lines that fail the log, with their
+	// meaning; Failure says the worst in one sentence ("" without any).
+	Errors  []JudgedError
+	Failure string
+	// Cut names the GPU-memory tables cut before the rows they need: a
+	// log with one cannot prove a direct path.
+	Cut []string
 }
 
 // HintUCXLog is how to get a UCX log the path can be judged from.
@@ -59,30 +73,84 @@ var stagedWords = []string{"pipeline", "ppln", "copy-in", "copy-out", "bcopy", "
 
 // ClassifyTransfer names the path of a transfer's bulk protocol.
 func ClassifyTransfer(t ucx.Transfer) string {
-	if !t.GPU {
+	return classifyRow(t.GPU, t.Protocol, t.Lanes)
+}
+
+func classifyRow(gpu bool, protocol, lanes string) string {
+	if !gpu {
 		return PathHost
 	}
-	p, lanes := strings.ToLower(t.Protocol), strings.ToLower(t.Lanes)
+	p, l := strings.ToLower(protocol), strings.ToLower(lanes)
 	switch {
 	case strings.Contains(p, "no data"):
 		return PathUnknown
-	case containsAny(p, stagedWords), strings.Contains(lanes, "tcp/"):
+	case containsAny(p, stagedWords), strings.Contains(l, "tcp/"):
 		return PathStaged
-	case strings.Contains(lanes, "cuda_ipc"):
+	case strings.Contains(l, "cuda_ipc"):
 		return PathIPC
-	case strings.Contains(lanes, "cuda_copy"):
+	case strings.Contains(l, "cuda_copy"):
 		return PathStaged // a bounce through cuda_copy, no network lane zero-copy
-	case strings.Contains(p, "zero-copy") && rdmaLane.MatchString(lanes):
+	case strings.Contains(p, "zero-copy") && rdmaLane.MatchString(l):
 		return PathRDMA
 	}
 	return PathUnknown
 }
 
-// JudgeLog classifies every table of a log: fallback when any
-// GPU-memory transfer is staged, direct when every judged one is RDMA
-// zero-copy or cuda_ipc, else unknown. info is the node's `ucx_info -d`
-// (nil when unknown; a log holding its own lines uses those): it names
-// why a staged transfer's lanes could not carry GPU memory.
+// judgeTransfer classifies the rows of a table that decide it: those
+// holding sizes, or its bulk row with none. Staged wins over unknown,
+// unknown over direct, as any staged size stages the benchmark.
+func judgeTransfer(t ucx.Transfer, sizes []uint64) JudgedTransfer {
+	j := JudgedTransfer{Transfer: t, Path: PathHost}
+	if !t.GPU || len(t.Rows) == 0 {
+		return j
+	}
+	if len(sizes) == 0 {
+		if !t.Complete {
+			j.Path, j.Cut = PathUnknown, true
+			return j
+		}
+		j.Judged = t.Rows[len(t.Rows)-1:]
+	} else {
+		for _, size := range sizes {
+			i := slices.IndexFunc(t.Rows, func(r ucx.Row) bool { return r.Covers(size) })
+			if i < 0 {
+				// Past its last row: cut, unless UCX closed the table
+				// there (then no protocol carries the size at all).
+				j.Cut = !t.Complete
+				continue
+			}
+			if !slices.Contains(j.Judged, t.Rows[i]) {
+				j.Judged = append(j.Judged, t.Rows[i])
+			}
+		}
+	}
+	j.Path = PathUnknown
+	if j.Cut || len(j.Judged) == 0 {
+		return j
+	}
+	paths := make([]string, len(j.Judged))
+	for i, r := range j.Judged {
+		paths[i] = classifyRow(true, r.Protocol, r.Lanes)
+	}
+	switch {
+	case slices.Contains(paths, PathStaged):
+		j.Path = PathStaged
+	case slices.Contains(paths, PathUnknown):
+	default:
+		j.Path = paths[len(paths)-1]
+	}
+	return j
+}
+
+// JudgeLog classifies every table of a log, each rank's apart, by the
+// rows for the sizes its ucx_perftest header names (the bulk row
+// without one): fallback when any GPU-memory transfer is staged, direct
+// when every judged one is RDMA zero-copy or cuda_ipc, else unknown.
+// Host-memory tables never decide. Its UCX error lines are judged too
+// (Errors, Failure): a failure whatever the tables say. info is the
+// node's `ucx_info -d` (nil when unknown; a log holding its own lines
+// uses those): it names why a staged transfer's lanes could not carry
+// GPU memory.
 func JudgeLog(s *ucx.LogSummary, info *ucx.Info) LogVerdict {
 	if s.Info != nil {
 		info = s.Info
@@ -90,15 +158,20 @@ func JudgeLog(s *ucx.LogSummary, info *ucx.Info) LogVerdict {
 	var v LogVerdict
 	var direct, staged []string
 	for _, t := range s.Transfers {
-		j := JudgedTransfer{Transfer: t, Path: ClassifyTransfer(t)}
+		j := judgeTransfer(t, s.MessageSizes)
 		v.Transfers = append(v.Transfers, j)
-		d := fmt.Sprintf("line %d: %s | %s: %s on %s (%s)", t.Line, t.Config, t.Operation, t.Protocol, orNone(t.Lanes), j.Path)
-		switch j.Path {
-		case PathStaged:
+		d := describe(j)
+		switch {
+		case j.Cut:
+			v.Cut = append(v.Cut, fmt.Sprintf("line %d: %s%s | %s stops at its %s row, before the sizes it must show", t.Line, rankOf(t.Rank), t.Config, t.Operation, t.Range))
+		case j.Path == PathStaged:
 			staged = append(staged, d)
-		case PathRDMA, PathIPC:
+		case j.Path == PathRDMA, j.Path == PathIPC:
 			direct = append(direct, d)
 		}
+	}
+	if v.Errors = judgeErrors(s.Errors); len(v.Errors) > 0 {
+		_, v.Failure = worstError(v.Errors)
 	}
 	switch {
 	case len(staged) > 0:
@@ -109,6 +182,31 @@ func JudgeLog(s *ucx.LogSummary, info *ucx.Info) LogVerdict {
 		v.Outcome, v.Reasons = OutcomeUnknown, []string{"no GPU-memory transfer with a judgeable protocol: rerun with UCX_PROTO_INFO=y and GPU buffers (osu_bw -d cuda D D, ucx_perftest -m cuda)"}
 	}
 	return v
+}
+
+// describe writes a judged table for a reason: its line, rank, header
+// and the rows that decided it.
+func describe(j JudgedTransfer) string {
+	rows := j.Judged
+	if len(rows) == 0 {
+		rows = []ucx.Row{{Range: j.Range, Protocol: j.Protocol, Lanes: j.Lanes}}
+	}
+	var b strings.Builder
+	for i, r := range rows {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s %s on %s", r.Range, r.Protocol, orNone(r.Lanes))
+	}
+	return fmt.Sprintf("line %d: %s%s | %s: %s (%s)", j.Line, rankOf(j.Rank), j.Config, j.Operation, b.String(), j.Path)
+}
+
+// rankOf writes a table's process for a reason: "[srun 0 vm:29941] ".
+func rankOf(r string) string {
+	if r = strings.TrimSpace(r); r == "" {
+		return ""
+	}
+	return "[" + r + "] "
 }
 
 // infoHints say, for the staged transfers, what `ucx_info -d` shows of

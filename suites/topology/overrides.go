@@ -34,6 +34,8 @@ func auditOverrides(ev *node.Evidence) (bad, notes []string) {
 			notes = append(notes, fmt.Sprintf("MCA %s = %s (%s)", j.Name, j.Value, where))
 		case overrides.Breaks:
 			bad = append(bad, fmt.Sprintf("%s=%s (%s): %s", j.Name, j.Value, where, j.Why))
+		case overrides.Ignored, overrides.Clamped:
+			notes = append(notes, fmt.Sprintf("%s=%s (%s) is %s: %s", j.Name, j.Value, where, j.Verdict, j.Why))
 		default:
 			notes = append(notes, fmt.Sprintf("%s=%s (%s) fits this node", j.Name, j.Value, where))
 		}

@@ -66,7 +66,7 @@ func TestARemoteNCCLIBHCAFails(t *testing.T) {
 	ev := fixtureWith(t, nil, nil)
 	far := farNIC(t, ev)
 	ev = fixtureWith(t, []string{"NCCL_IB_HCA==" + far + ":1"}, nil)
-	oneFinding(t, ev, "NCCL_IB_HCA="+"="+far+":1 (environment)", "is SYS to 4 GPU(s)", ev.GPUs[0].BusID)
+	oneFinding(t, ev, "NCCL_IB_HCA="+"="+far+":1 (environment)", "NCCL uses only "+far+": 6 GPU(s) have none of them near enough for GPUDirect RDMA", ev.GPUs[0].BusID+" is SYS")
 }
 
 func TestNCCLIBHCANamingAnAbsentNICFails(t *testing.T) {

@@ -3,45 +3,98 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
-// make package, as an admin would run it: two .deb and two .rpm packages
-// holding the binary, the cron job, the alert rules and the docs; the
-// amd64 .deb installed into a scratch root, where its gdrcheck says the
-// version and commit it was built from, and the same version reaches a
-// gres.conf header, the textfile's gdrcheck_build_info and results.json.
-// The arm64 binary says the same under qemu-user-static.
-func TestMakePackageBuildsPackagesThatInstall(t *testing.T) {
+// make package, as an admin would run it, once for every test here: two
+// .deb and two .rpm packages holding the binary, the cron job, the alert
+// rules and the docs.
+var built struct {
+	once      sync.Once
+	root, out string
+	commit    string // what --version must say: HEAD, "(modified)" when dirty
+	dirty     bool
+	want      map[string]string // destination -> source in the repository
+	err       error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.out != "" {
+		os.RemoveAll(built.out)
+	}
+	os.Exit(code)
+}
+
+// packages builds the packages on first use and returns where they are.
+func packages(t *testing.T) (root, out string) {
+	t.Helper()
+	built.once.Do(func() { built.err = buildPackages() })
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.root, built.out
+}
+
+func buildPackages() error {
 	for _, tool := range []string{"dpkg-deb", "dpkg", "rpm", "qemu-aarch64-static", "git", "make"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed (make deps installs it): %v", tool, err)
+			return fmt.Errorf("%s is needed (make deps installs it): %w", tool, err)
 		}
 	}
 	root, err := filepath.Abs("../..")
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	out := t.TempDir()
-	run(t, root, "make", "-C", root, "package", "PKG_OUT="+out)
-
+	out, err := os.MkdirTemp("", "gdrcheck-packages-")
+	if err != nil {
+		return err
+	}
+	built.root, built.out = root, out
+	if _, err := output(root, "make", "-C", root, "package", "PKG_OUT="+out); err != nil {
+		return err
+	}
 	// As go build judges a tree modified: untracked files count.
-	rev := strings.TrimSpace(run(t, root, "git", "rev-parse", "HEAD"))
-	dirty := strings.TrimSpace(run(t, root, "git", "status", "--porcelain")) != ""
-	wantCommit := rev
-	if dirty {
-		wantCommit += " (modified)"
+	rev, err := output(root, "git", "rev-parse", "HEAD")
+	if err != nil {
+		return err
 	}
-
-	want := map[string]string{} // destination -> source in the repository
-	want[BinaryPath] = ""
+	st, err := output(root, "git", "status", "--porcelain")
+	if err != nil {
+		return err
+	}
+	built.commit, built.dirty = strings.TrimSpace(rev), strings.TrimSpace(st) != ""
+	if built.dirty {
+		built.commit += " (modified)"
+	}
+	built.want = map[string]string{BinaryPath: ""}
 	for _, c := range contents {
-		want[c.dst] = c.src
+		built.want[c.dst] = c.src
 	}
+	return nil
+}
+
+var pkgArches = []struct{ goarch, rpm string }{{"amd64", "x86_64"}, {"arm64", "aarch64"}}
+
+// pkgFiles are the one .deb and one .rpm of an architecture.
+func pkgFiles(t *testing.T, out, goarch, rpmArch string) (deb, rpm string) {
+	t.Helper()
+	debs, _ := filepath.Glob(filepath.Join(out, "gdrcheck_*_"+goarch+".deb"))
+	rpms, _ := filepath.Glob(filepath.Join(out, "gdrcheck-*."+rpmArch+".rpm"))
+	if len(debs) != 1 || len(rpms) != 1 {
+		t.Fatalf("%s: packages %v %v, want one .deb and one .rpm", goarch, debs, rpms)
+	}
+	return debs[0], rpms[0]
+}
+
+func TestPackagesHoldEveryShippedFileForEachArchitecture(t *testing.T) {
+	root, out := packages(t)
 	// The cron job runs what the package installs.
 	cron, err := os.ReadFile(filepath.Join(root, "examples/slurm/gdrcheck.cron"))
 	if err != nil {
@@ -52,71 +105,63 @@ func TestMakePackageBuildsPackagesThatInstall(t *testing.T) {
 			t.Errorf("examples/slurm/gdrcheck.cron does not run %q", p)
 		}
 	}
-	if want["/usr/share/doc/gdrcheck/examples/slurm/weekly.sh"] == "" {
+	if built.want["/usr/share/doc/gdrcheck/examples/slurm/weekly.sh"] == "" {
 		t.Errorf("the packages hold no weekly.sh where the cron job runs it")
 	}
-	var version string
-	for _, arch := range []struct{ goarch, rpm string }{{"amd64", "x86_64"}, {"arm64", "aarch64"}} {
-		debs, _ := filepath.Glob(filepath.Join(out, "gdrcheck_*_"+arch.goarch+".deb"))
-		rpms, _ := filepath.Glob(filepath.Join(out, "gdrcheck-*."+arch.rpm+".rpm"))
-		if len(debs) != 1 || len(rpms) != 1 {
-			t.Fatalf("%s: packages %v %v, want one .deb and one .rpm", arch.goarch, debs, rpms)
-		}
-		listing := run(t, root, "dpkg-deb", "-c", debs[0])
-		for dst := range want {
+	for _, arch := range pkgArches {
+		deb, rpm := pkgFiles(t, out, arch.goarch, arch.rpm)
+		listing := run(t, root, "dpkg-deb", "-c", deb)
+		for dst := range built.want {
 			if !strings.Contains(listing, " ."+dst+"\n") {
-				t.Errorf("%s lacks %s:\n%s", debs[0], dst, listing)
+				t.Errorf("%s lacks %s:\n%s", deb, dst, listing)
 			}
 		}
 		if !strings.Contains(listing, "-rwxr-xr-x root/root") || !strings.Contains(listing, "./usr/bin/gdrcheck\n") {
-			t.Errorf("%s: the binary is not root's and executable:\n%s", debs[0], listing)
+			t.Errorf("%s: the binary is not root's and executable:\n%s", deb, listing)
 		}
-		if a := strings.TrimSpace(run(t, root, "dpkg-deb", "-f", debs[0], "Architecture")); a != arch.goarch {
-			t.Errorf("%s: Architecture %q", debs[0], a)
+		if a := strings.TrimSpace(run(t, root, "dpkg-deb", "-f", deb, "Architecture")); a != arch.goarch {
+			t.Errorf("%s: Architecture %q", deb, a)
 		}
-		rpmList := run(t, root, "rpm", "-qlp", rpms[0])
-		for dst := range want {
+		rpmList := run(t, root, "rpm", "-qlp", rpm)
+		for dst := range built.want {
 			if !strings.Contains("\n"+rpmList, "\n"+dst+"\n") {
-				t.Errorf("%s lacks %s:\n%s", rpms[0], dst, rpmList)
+				t.Errorf("%s lacks %s:\n%s", rpm, dst, rpmList)
 			}
 		}
-		if a := strings.TrimSpace(run(t, root, "rpm", "-qp", "--qf", "%{ARCH}", rpms[0])); a != arch.rpm {
-			t.Errorf("%s: arch %q", rpms[0], a)
+		if a := strings.TrimSpace(run(t, root, "rpm", "-qp", "--qf", "%{ARCH}", rpm)); a != arch.rpm {
+			t.Errorf("%s: arch %q", rpm, a)
 		}
+	}
+}
 
-		// Installed into a scratch root.
+// The .deb of each architecture installed into a scratch root: its
+// gdrcheck says the version and commit it was built from (the arm64 one
+// under qemu-user-static), both the same, which the packages' versions
+// carry; every installed file is the repository's.
+func TestInstalledPackagesSayTheCommitTheyWereBuiltFrom(t *testing.T) {
+	root, out := packages(t)
+	var version string
+	for _, arch := range pkgArches {
+		deb, rpm := pkgFiles(t, out, arch.goarch, arch.rpm)
 		inst := t.TempDir()
-		run(t, root, "dpkg", "-x", debs[0], inst)
-		bin := filepath.Join(inst, BinaryPath)
-		args := []string{bin, "--version"}
-		if arch.goarch == "arm64" {
-			// The cross toolchain's sysroot holds arm64's loader and libc.
-			args = append([]string{"qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu"}, args...)
-		}
-		lines := strings.Split(strings.TrimSpace(run(t, root, args[0], args[1:]...)), "\n")
-		if len(lines) != 2 || !strings.HasPrefix(lines[0], "gdrcheck v") || lines[1] != "commit "+wantCommit {
-			t.Fatalf("%s --version: %q, want gdrcheck <version> and commit %s", arch.goarch, lines, wantCommit)
-		}
-		v := strings.TrimPrefix(lines[0], "gdrcheck ")
+		run(t, root, "dpkg", "-x", deb, inst)
+		v := installedVersion(t, root, filepath.Join(inst, BinaryPath), arch.goarch)
 		if version == "" {
 			version = v
 		} else if v != version {
 			t.Errorf("arm64 is %s, amd64 %s", v, version)
 		}
-		if dirty != strings.HasSuffix(v, "+dirty") {
-			t.Errorf("version %s of a tree modified %v", v, dirty)
-		}
 		pv, err := PackageVersion(v)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := strings.TrimSpace(run(t, root, "dpkg-deb", "-f", debs[0], "Version")); got != pv+"-1" {
-			t.Errorf("%s: Version %q, want %s-1 (from %s)", debs[0], got, pv, v)
+		if got := strings.TrimSpace(run(t, root, "dpkg-deb", "-f", deb, "Version")); got != pv+"-1" {
+			t.Errorf("%s: Version %q, want %s-1 (from %s)", deb, got, pv, v)
 		}
-		if got := strings.TrimSpace(run(t, root, "rpm", "-qp", "--qf", "%{VERSION}-%{RELEASE}", rpms[0])); got != pv+"-1" {
-			t.Errorf("%s: version %q, want %s-1", rpms[0], got, pv)
+		if got := strings.TrimSpace(run(t, root, "rpm", "-qp", "--qf", "%{VERSION}-%{RELEASE}", rpm)); got != pv+"-1" {
+			t.Errorf("%s: version %q, want %s-1", rpm, got, pv)
 		}
-		for dst, src := range want {
+		for dst, src := range built.want {
 			if src == "" {
 				continue
 			}
@@ -127,12 +172,37 @@ func TestMakePackageBuildsPackagesThatInstall(t *testing.T) {
 			}
 		}
 	}
+}
 
-	// The installed binary's version in what it writes.
+// installedVersion is what an installed gdrcheck's --version says, checked
+// against the commit and the tree's state; the version alone is returned.
+func installedVersion(t *testing.T, root, bin, goarch string) string {
+	t.Helper()
+	args := []string{bin, "--version"}
+	if goarch == "arm64" {
+		// The cross toolchain's sysroot holds arm64's loader and libc.
+		args = append([]string{"qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu"}, args...)
+	}
+	lines := strings.Split(strings.TrimSpace(run(t, root, args[0], args[1:]...)), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "gdrcheck v") || lines[1] != "commit "+built.commit {
+		t.Fatalf("%s --version: %q, want gdrcheck <version> and commit %s", goarch, lines, built.commit)
+	}
+	v := strings.TrimPrefix(lines[0], "gdrcheck ")
+	if built.dirty != strings.HasSuffix(v, "+dirty") {
+		t.Errorf("version %s of a tree modified %v", v, built.dirty)
+	}
+	return v
+}
+
+// The installed binary's version reaches a gres.conf header, the
+// textfile's gdrcheck_build_info and results.json.
+func TestTheInstalledBinaryNamesItsVersionInWhatItWrites(t *testing.T) {
+	root, out := packages(t)
+	deb, _ := pkgFiles(t, out, "amd64", "x86_64")
 	inst := t.TempDir()
-	debs, _ := filepath.Glob(filepath.Join(out, "gdrcheck_*_amd64.deb"))
-	run(t, root, "dpkg", "-x", debs[0], inst)
+	run(t, root, "dpkg", "-x", deb, inst)
 	bin := filepath.Join(inst, BinaryPath)
+	version := installedVersion(t, root, bin, "amd64")
 	node := filepath.Join(root, "fixtures/nodes/h100x8-nvswitch-cx7-pix.ttar")
 	gres := run(t, root, bin, "inventory", "--host-root", node, "--format", "gres")
 	if !strings.Contains(gres, ": gres.conf lines from gdrcheck "+version+"\n") {
@@ -172,6 +242,20 @@ func run(t *testing.T, dir, name string, args ...string) string {
 		t.Fatalf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, o.String(), e.String())
 	}
 	return o.String()
+}
+
+// output is run for the build, outside a test: the error carries the
+// command's output.
+func output(dir, name string, args ...string) (string, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "SLURMD_NODENAME=")
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s %s: %w\n%s%s", name, strings.Join(args, " "), err, o.String(), e.String())
+	}
+	return o.String(), nil
 }
 
 func TestPackageVersionOrdersAsDpkgAndRpmDo(t *testing.T) {

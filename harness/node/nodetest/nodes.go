@@ -84,17 +84,31 @@ func H100x8(dir string, vs ...Variant) (*Tree, error) {
 		DriverVersion: "580.95.05", NVMLVersion: "13.580.95.05", CUDADriverVersion: 13000,
 	}}
 	t.NVML = rec
-	hbs := []string{"pci0000:15", "pci0000:35", "pci0000:95", "pci0000:b5"}
 	// Two 56-core sockets with SMT (Xeon Platinum 8480+).
 	t.CPUs(2, 56, 2)
 	t.CPUInfo("GenuineIntel", 6, 143, "Intel(R) Xeon(R) Platinum 8480+", c.vm)
 	if c.vm {
 		t.VMIdentity()
 	}
+	gpus, nicParents := c.switches(t, rec)
+	c.nics(t, nicParents)
+	rec.Pairs = h100x8Pairs(gpus)
+	t.GPUDirect = gpudirect(c, gpus)
+	if c.aerFatalGPU >= 0 {
+		t.SetAER(gpus[c.aerFatalGPU], "fatal", map[string]uint64{"SDES": 1})
+	}
+	c.kernel(t)
+	return t, t.Finish()
+}
+
+// h100x8HostBridges are the four root complexes, two per socket.
+var h100x8HostBridges = []string{"pci0000:15", "pci0000:35", "pci0000:95", "pci0000:b5"}
+
+// switches lays out the four PCIe switches, each with two GPUs and two NIC
+// slots; it returns the GPUs' addresses and each NIC slot as "dsp ep".
+func (c h100x8) switches(t *Tree, rec *node.NVMLRecording) (gpus, nicParents []string) {
 	cpus := []string{"0-55,112-167", "56-111,168-223"}
-	var gpus []string
-	var nicParents []string
-	for s, hb := range hbs {
+	for s, hb := range h100x8HostBridges {
 		numa := s / 2
 		t.HostBridge(hb, numa, cpus[numa])
 		bus := 0x15 + 0x20*s
@@ -113,20 +127,26 @@ func H100x8(dir string, vs ...Variant) (*Tree, error) {
 			dsp := fmt.Sprintf("0000:%02x:%02x.0", bus+2, port)
 			t.Bridge(usp, dsp, acs)
 			ep := fmt.Sprintf("0000:%02x:00.0", bus+3+port)
-			if port < 2 {
-				g := len(gpus)
-				l := Gen5x16
-				if g == c.downtrainedGPU {
-					l.CurWidth = 8
-				}
-				t.GPU(dsp, ep, 0x2330, l)
-				gpus = append(gpus, ep)
-				rec.GPUs = append(rec.GPUs, h100(g, ep, l))
-			} else {
+			if port >= 2 {
 				nicParents = append(nicParents, dsp+" "+ep)
+				continue
 			}
+			g := len(gpus)
+			l := Gen5x16
+			if g == c.downtrainedGPU {
+				l.CurWidth = 8
+			}
+			t.GPU(dsp, ep, 0x2330, l)
+			gpus = append(gpus, ep)
+			rec.GPUs = append(rec.GPUs, h100(g, ep, l))
 		}
 	}
+	return gpus, nicParents
+}
+
+// nics puts a ConnectX-7 in each NIC slot, or, mis-slotted, the upper four
+// in root ports of socket 0.
+func (c h100x8) nics(t *Tree, nicParents []string) {
 	for i, pe := range nicParents {
 		var dsp, ep string
 		fmt.Sscanf(pe, "%s %s", &dsp, &ep)
@@ -137,9 +157,8 @@ func H100x8(dir string, vs ...Variant) (*Tree, error) {
 			n.DevCtl.MaxReadRequest = c.nicReadRequest[1]
 		}
 		if c.nicsOnOtherSocket && i >= 4 {
-			// Mis-slotted: each NIC sits in a root port of socket 0.
 			k := i - 4
-			hb := hbs[k%2]
+			hb := h100x8HostBridges[k%2]
 			rp := fmt.Sprintf("0000:%s:%02x.0", hb[len(hb)-2:], 2+k/2)
 			t.Bridge(hb, rp, 0)
 			t.AddNIC(rp, fmt.Sprintf("0000:%02x:00.0", 0x20+k), n)
@@ -147,6 +166,12 @@ func H100x8(dir string, vs ...Variant) (*Tree, error) {
 		}
 		t.AddNIC(dsp, ep, n)
 	}
+}
+
+// h100x8Pairs are NVML's GPU pairs: all joined by NVLink, their PCIe
+// ancestor a switch (SINGLE), a socket (NODE) or the system.
+func h100x8Pairs(gpus []string) []node.GPUPair {
+	var pairs []node.GPUPair
 	for i := range gpus {
 		for j := i + 1; j < len(gpus); j++ {
 			anc := "SYSTEM"
@@ -156,13 +181,15 @@ func H100x8(dir string, vs ...Variant) (*Tree, error) {
 			case i/4 == j/4:
 				anc = "NODE"
 			}
-			rec.Pairs = append(rec.Pairs, node.GPUPair{A: gpus[i], B: gpus[j], Ancestor: anc, P2PRead: "OK", P2PWrite: "OK", NVLink: "OK"})
+			pairs = append(pairs, node.GPUPair{A: gpus[i], B: gpus[j], Ancestor: anc, P2PRead: "OK", P2PWrite: "OK", NVLink: "OK"})
 		}
 	}
-	t.GPUDirect = gpudirect(c, gpus)
-	if c.aerFatalGPU >= 0 {
-		t.SetAER(gpus[c.aerFatalGPU], "fatal", map[string]uint64{"SDES": 1})
-	}
+	return pairs
+}
+
+// kernel applies the variants of the kernel side: peer memory, the
+// proprietary module, NCCL's library and the IOMMU.
+func (c h100x8) kernel(t *Tree) {
 	switch c.peermem {
 	case "registered":
 		t.Peermem, t.PeermemRegistered, t.MOFED = true, true, "24.10-1.1.4"
@@ -187,7 +214,6 @@ func H100x8(dir string, vs ...Variant) (*Tree, error) {
 			t.Cmdline += " intel_iommu=on"
 		}
 	}
-	return t, t.Finish()
 }
 
 func h100(i int, bus string, l Link) node.GPU {

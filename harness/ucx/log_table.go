@@ -1,0 +1,90 @@
+package ucx
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The cells of a UCX_PROTO_INFO table (src/ucp/proto/proto_debug.c,
+// ucp_proto_select_info_str and the range column ucs_memunits_range_str
+// writes): a size range, "0", "1..22150", "256K..inf", with K, M, G, T
+// in binary units.
+
+const maxSize = math.MaxUint64 // "inf"
+
+var (
+	rangeCell = regexp.MustCompile(`^\d+[KMGT]?(?:\.\.(?:\d+[KMGT]?|inf))?$`)
+	// memWord is a memory type the header names after from, to or into:
+	// "from host memory", "from cuda/GPU0", "into cuda/GPU2 from
+	// cuda/dev[0]", "to cuda-managed".
+	memWord = regexp.MustCompile(`\b(from|into|to)\s+([a-z][a-z0-9-]*)\b`)
+)
+
+// memories are the memory types of a table's operation: the operation's
+// own buffer (what it sends from, or, for a fetch or get, what it reads
+// into) and the peer's, where the header names it.
+func memories(op string) (local, remote string) {
+	var from, to, into string
+	for _, m := range memWord.FindAllStringSubmatch(op, 4) {
+		w := m[2]
+		switch {
+		case m[1] == "from" && from == "":
+			from = w
+		case m[1] == "to" && to == "":
+			to = w
+		case m[1] == "into" && into == "":
+			into = w
+		}
+	}
+	if into != "" {
+		return into, from
+	}
+	return from, to
+}
+
+// newRow reads a row's cells: range, protocol, lanes.
+func newRow(cells []string) Row {
+	r := Row{Range: clip(cells[0]), Protocol: clip(cells[1])}
+	if len(cells) > 2 {
+		r.Lanes = clip(cells[2])
+	}
+	lo, hi, _ := strings.Cut(cells[0], "..")
+	r.Min, _ = parseSize(lo)
+	r.Max = r.Min
+	if hi == "inf" {
+		r.Max = maxSize
+	} else if hi != "" {
+		r.Max, _ = parseSize(hi)
+	}
+	return r
+}
+
+// parseSize reads "4194304" or "256K" (K = 1024).
+func parseSize(s string) (uint64, bool) {
+	mult := uint64(1)
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'K':
+			mult = 1 << 10
+		case 'M':
+			mult = 1 << 20
+		case 'G':
+			mult = 1 << 30
+		case 'T':
+			mult = 1 << 40
+		}
+		if mult > 1 {
+			s = s[:n-1]
+		}
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || v > maxSize/mult {
+		return 0, false
+	}
+	return v * mult, true
+}
+
+// Covers says whether the row's range holds size.
+func (r Row) Covers(size uint64) bool { return r.Min <= size && size <= r.Max }
