@@ -139,6 +139,9 @@ func decide(v sh.Verdict, self slurm.NodeView, all []slurm.NodeView, st State, p
 // call that drains also publishes the failed state.
 func decideBad(r string, self slurm.NodeView, all []slurm.NodeView, st State, p Policy, now time.Time, good string) Decision {
 	if self.Drained() {
+		if b := pastBreaker(self, all, p, now); b != "" {
+			return Decision{Op: OpResume, Fields: []string{"State=RESUME"}, Why: "undoing its own drain (" + r + "): " + b, Breaker: b}
+		}
 		if sameCause(self.Reason, r) {
 			return Decision{Op: OpNone, Why: "already drained by gdrcheck for this cause"}
 		}

@@ -318,7 +318,10 @@ func applySlurm(ctx context.Context, o Options, out Outcome, next State) (Decisi
 	if o.Policy.Publish {
 		good = goodState(out)
 	}
-	d := decide(out.Verdict, self, all, next, o.Policy, o.Now(), good)
+	d, ok := prologDrain(o.StateDir, self, out.Verdict, o.Now())
+	if !ok {
+		d = decide(out.Verdict, self, all, next, o.Policy, o.Now(), good)
+	}
 	if len(d.Fields) == 0 {
 		return d, false
 	}

@@ -8,9 +8,6 @@ import (
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
-// consoleWidth is what the console lists are wrapped to.
-const consoleWidth = 100
-
 // WriteFailures writes every failed spec, and every node that could not
 // be evaluated, as a list readable at 100 columns: the node, suite and
 // spec, then the message, a finding a line where there are several (the
@@ -50,7 +47,7 @@ func WriteFailures(w io.Writer, r *results.Results, format string) {
 		if md {
 			fmt.Fprintf(w, "- %s\n", clean(it[0]))
 		} else {
-			fmt.Fprintf(w, "  %s\n", clean(it[0]))
+			fmt.Fprintf(w, "  %s\n", strings.Join(wrap(clean(it[0]), listWidth()-2), "\n    "))
 		}
 		lines := strings.Split(strings.TrimRight(it[1], "\n"), "\n")
 		if len(lines) > 1 {
@@ -65,7 +62,7 @@ func WriteFailures(w io.Writer, r *results.Results, format string) {
 			if len(lines) > 1 {
 				prefix = "    - "
 			}
-			for i, part := range wrap(clean(l), consoleWidth-len(prefix)) {
+			for i, part := range wrap(clean(l), listWidth()-len(prefix)) {
 				if i > 0 {
 					prefix = strings.Repeat(" ", len(prefix))
 				}
@@ -74,26 +71,4 @@ func WriteFailures(w io.Writer, r *results.Results, format string) {
 		}
 	}
 	fmt.Fprintln(w)
-}
-
-// wrap breaks s at spaces into lines of at most width bytes; a word
-// longer than width stays whole on its own line.
-func wrap(s string, width int) []string {
-	var out []string
-	line := ""
-	for _, word := range strings.Fields(s) {
-		switch {
-		case line == "":
-			line = word
-		case len(line)+1+len(word) <= width:
-			line += " " + word
-		default:
-			out = append(out, line)
-			line = word
-		}
-	}
-	if line != "" || len(out) == 0 {
-		out = append(out, line)
-	}
-	return out
 }

@@ -98,7 +98,7 @@ func WriteSkips(w io.Writer, r *results.Results, format string) {
 			fmt.Fprintf(w, "%s%s\n", bullet, line)
 			continue
 		}
-		for i, part := range wrap(line, consoleWidth-4) {
+		for i, part := range wrap(line, listWidth()-4) {
 			if i > 0 {
 				bullet = "    "
 			}
@@ -135,7 +135,7 @@ func WriteSkips(w io.Writer, r *results.Results, format string) {
 		fmt.Fprintf(w, "%s\n\n", line)
 		return
 	}
-	fmt.Fprintf(w, "%s\n\n", strings.Join(wrap(line, consoleWidth), "\n  "))
+	fmt.Fprintf(w, "%s\n\n", strings.Join(wrap(line, listWidth()), "\n  "))
 }
 
 func plural(n int, word string) string {

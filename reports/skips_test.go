@@ -20,7 +20,7 @@ func TestSkipsAndFailuresAreListsWithinAHundredColumns(t *testing.T) {
 	WriteSkips(&b, r, FormatText)
 	out := b.String()
 	for _, l := range strings.Split(out, "\n") {
-		if len(l) > consoleWidth {
+		if len(l) > listWidth() {
 			t.Errorf("%d columns: %q", len(l), l)
 		}
 	}

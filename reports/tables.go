@@ -49,12 +49,6 @@ func (t Table) Render(w io.Writer, format string) error {
 			fmt.Fprintf(w, "%s\n", Terminal(title))
 		}
 	}
-	tbl := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(r),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-	)
-	tbl.Header(t.Header)
 	// Cells quote what nodes and tools printed: an ESC there would drive
 	// the terminal or the CI log viewer. The rule JUnit and HTML use.
 	rows := make([][]string, len(t.Rows))
@@ -67,6 +61,24 @@ func (t Table) Render(w io.Writer, format string) error {
 			}
 		}
 	}
+	header := t.Header
+	if format != FormatMarkdown {
+		// A terminal's width, where markdown keeps every cell whole:
+		// long cells wrap in their column, a row at a time.
+		var wrapped bool
+		header, rows, wrapped = fitRows(t.Header, rows, ConsoleWidth())
+		if wrapped {
+			r = renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleASCII),
+				Settings: tw.Settings{Separators: tw.Separators{BetweenRows: tw.On}}})
+		}
+	}
+	tbl := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(r),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+	)
+	tbl.Header(header)
 	if err := tbl.Bulk(rows); err != nil {
 		return err
 	}

@@ -75,6 +75,15 @@ type Options struct {
 	BaselineDir string
 	// Scaling configures the allocation-level run of the scaling area.
 	Scaling ScalingOptions
+	// GPUs limits the run to these GPUs and their rail NICs (a prolog's
+	// job: SLURM_JOB_GPUS, host indices or UUIDs, comma-separated);
+	// empty is every GPU. A GPU the list names that the node does not
+	// show is an error, a GPUSelectionError.
+	GPUs string
+	// Whole, when set, sees the whole node's evidence before GPUs
+	// scopes it (the deep cache's key names every NIC's firmware); it
+	// must not keep ev.
+	Whole   func(h node.Host, ev *node.Evidence)
 	Version string
 	Args    []string
 }
@@ -132,6 +141,20 @@ func Run(opt Options) (*results.Results, *node.Evidence, error) {
 	return res, ev, nil
 }
 
+// GPUSelectionError says the job's GPU list names a GPU this node does
+// not show: one lost from the bus, or a gres.conf that does not match
+// the node.
+type GPUSelectionError struct {
+	List string // as given
+	Err  error
+}
+
+func (e *GPUSelectionError) Error() string {
+	return fmt.Sprintf("job GPUs %s: %v", e.List, e.Err)
+}
+
+func (e *GPUSelectionError) Unwrap() error { return e.Err }
+
 // hostUnreadable makes n the entry of a node whose host root cannot be
 // opened: unevaluable, saying why.
 func hostUnreadable(opt Options, n *results.Node, err error) {
@@ -164,9 +187,26 @@ func collectEvidence(opt Options, h node.Host, devs node.DeviceView, w *stopwatc
 		w.Add("evidence: "+l.Name, l.Took)
 	}
 	w.Lap("read the node's evidence (its evidence: steps)")
-	if probe {
+	if opt.Whole != nil && ev.Fatal() == nil {
+		opt.Whole(h, ev)
+	}
+	var scope []string
+	if opt.GPUs != "" && ev.Fatal() == nil {
+		var err error
+		if scope, err = ev.SelectGPUs(opt.GPUs); err != nil {
+			return nil, &GPUSelectionError{List: opt.GPUs, Err: err}
+		}
+		ev.Scope(scope)
+	}
+	if probe && scope != nil {
+		ev.ProbeJobGPUs(src.GPUDirect, src.GPUDirectErr)
+		w.Lap("GPUDirect probe of the job's GPUs: libcuda and libibverbs")
+	} else if probe {
 		ev.ProbeGPUDirect(src.GPUDirect, src.GPUDirectErr)
 		w.Lap("GPUDirect probe: libcuda and libibverbs")
+	}
+	if scope != nil {
+		ev.Scope(scope) // a recording answers for every GPU
 	}
 	// Run alone, the container suite judges a container given no GPU
 	// (NVML unreachable there) instead of calling the node unevaluable.

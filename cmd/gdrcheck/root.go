@@ -38,7 +38,7 @@ Exit codes (every command that evaluates a node):
 	}
 	// The version and the commit it was built from, one per line.
 	cmd.SetVersionTemplate("gdrcheck {{.Version}}\ncommit " + commit + "\n")
-	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd(), newBaselineCmd(), newSubmitCmd(), newJobCmd(), newCollectCmd(), newUndrainCmd(), newHealthCmd(o), newReportCmd(), newCompareCmd(), newEmulatedRankCmd(), newDebugCmd())
+	cmd.AddCommand(newRunCmd(o), newInventoryCmd(o), newSnapshotCmd(o), newAnalyzeCmd(), newBaselineCmd(), newSubmitCmd(), newJobCmd(), newCollectCmd(), newUndrainCmd(), newHealthCmd(o), newPrologCmd(o), newEpilogCmd(o), newReportCmd(), newCompareCmd(), newEmulatedRankCmd(), newDebugCmd())
 	for _, c := range cmd.Commands() {
 		strictArgs(c)
 	}

@@ -193,7 +193,7 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 		return err
 	}
 	if ev != nil {
-		fmt.Fprintf(stdout, "node %s: driver %s, kernel %s, %d GPU(s), %d RDMA NIC(s)\n", reports.Terminal(res.Nodes[0].Name), reports.Terminal(orDash(ev.Host.DriverVersion)), reports.Terminal(orDash(ev.Host.Kernel)), len(ev.GPUs), len(ev.NICs))
+		fmt.Fprintln(stdout, reports.Wrap(fmt.Sprintf("node %s: driver %s, kernel %s, %d GPU(s), %d RDMA NIC(s)", reports.Terminal(res.Nodes[0].Name), reports.Terminal(orDash(ev.Host.DriverVersion)), reports.Terminal(orDash(ev.Host.Kernel)), len(ev.GPUs), len(ev.NICs))))
 	}
 	r.cmp.before.Apply(res)
 	wo := reports.WriteOptions{JUnit: reports.JUnitOptions{TestcaseProperties: r.tcProps}, PromTextfile: r.promTextfile}
@@ -237,7 +237,7 @@ func (r *runOptions) printBanner(stdout io.Writer, hostRoot string, selected []s
 	} else if slices.Contains(selected, suites.ScalingArea) {
 		fmt.Fprintf(stdout, "gdrcheck %s: suite scaling across %s (%d nodes)\n", version, hostlist.Compress(r.scaling.Nodes), len(r.scaling.Nodes))
 	} else {
-		fmt.Fprintf(stdout, "gdrcheck %s: host root %s, suites %s\n", version, hostRoot, strings.Join(selected, ","))
+		fmt.Fprintln(stdout, reports.Wrap(fmt.Sprintf("gdrcheck %s: host root %s, suites %s", version, hostRoot, strings.Join(selected, ","))))
 	}
 }
 

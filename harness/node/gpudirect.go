@@ -122,7 +122,14 @@ func (e *Evidence) Rails() map[string][]string {
 // ProbeGPUDirect runs the probe and stores its answers; it is separate
 // from Collect because creating CUDA contexts takes seconds and the quick
 // topology gate does not need it.
-func (e *Evidence) ProbeGPUDirect(p GPUDirectProbe, perr error) {
+func (e *Evidence) ProbeGPUDirect(p GPUDirectProbe, perr error) { e.probe(p, perr, false) }
+
+// ProbeJobGPUs is ProbeGPUDirect on evidence Scope kept to a job's GPUs:
+// a live probe leaves every other GPU alone (no context on a GPU another
+// job holds).
+func (e *Evidence) ProbeJobGPUs(p GPUDirectProbe, perr error) { e.probe(p, perr, true) }
+
+func (e *Evidence) probe(p GPUDirectProbe, perr error, only bool) {
 	if p == nil {
 		msg := "no CUDA/verbs probe"
 		if perr != nil {
@@ -130,6 +137,9 @@ func (e *Evidence) ProbeGPUDirect(p GPUDirectProbe, perr error) {
 		}
 		e.CUDA = CUDAFacts{Error: msg}
 		e.Verbs = VerbsFacts{Error: msg}
+	} else if sp, ok := p.(scopedProbe); ok && only {
+		e.CUDA, e.Verbs = sp.ProbeOnly(e.Rails())
+		e.Probed = true
 	} else {
 		e.CUDA, e.Verbs = p.Probe(e.Rails())
 		e.Probed = true

@@ -14,8 +14,9 @@ import (
 // probeLive asks the running host's libcuda and libibverbs. For every GPU
 // it reads the GPUDirect attributes, exports a fresh allocation as a
 // dma-buf and, while both are alive, registers the buffer with each of the
-// GPU's rail NICs on both paths. Everything is released before it returns.
-func probeLive(rails map[string][]string) (CUDAFacts, VerbsFacts) {
+// GPU's rail NICs on both paths. With only, a GPU rails does not name is
+// left alone. Everything is released before it returns.
+func probeLive(rails map[string][]string, only bool) (CUDAFacts, VerbsFacts) {
 	var cf CUDAFacts
 	vf, vl := openVerbs()
 	if vl != nil {
@@ -48,6 +49,9 @@ func probeLive(rails map[string][]string) (CUDAFacts, VerbsFacts) {
 		if g.BusID, err = cl.PCIBusID(i); err != nil {
 			g.Export.Error = err.Error()
 			cf.GPUs = append(cf.GPUs, g)
+			continue
+		}
+		if _, ok := rails[g.BusID]; only && !ok {
 			continue
 		}
 		g.GDRSupported = attribute(cl, i, libcuda.AttrGPUDirectRDMASupported)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
@@ -37,6 +38,12 @@ const (
 // capabilities: the kernel shows only 64 bytes to unprivileged readers.
 var errConfigTruncated = errors.New("config space has no extended capabilities (reading beyond 64 bytes needs root)")
 
+// ErrNoConfigSpace is a recording's missing config file: gdrcheck
+// snapshot recorded config space only from a later release, so a tree
+// without it is older, not broken. Said once, without the path of the
+// archive's private unpacking, however many devices lack it.
+var ErrNoConfigSpace = errors.New("this recording holds no PCI config space (made by an older gdrcheck; snapshot the node again)")
+
 // configSpaceLimit caps a recorded config file: PCIe config space is
 // 4 KiB, and sysfs shows no more.
 var configSpaceLimit = bounded.Limit{Bytes: 4 << 10, What: "a PCI config space", Why: "PCIe config space is 4 KiB"}
@@ -61,6 +68,9 @@ func (h Host) BridgeACS(addr string) (ACS, error) {
 func (h Host) configSpace(addr string) ([]byte, string, error) {
 	path := h.sys("bus", "pci", "devices", addr, "config")
 	b, err := bounded.ReadFile(path, configSpaceLimit)
+	if errors.Is(err, fs.ErrNotExist) && !h.Live() {
+		return nil, path, ErrNoConfigSpace
+	}
 	if err != nil {
 		return nil, path, fmt.Errorf("reading %q: %w", path, err)
 	}

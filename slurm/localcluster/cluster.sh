@@ -8,6 +8,9 @@
 #
 #   cluster.sh install
 #   cluster.sh start  [--nodes N] [--state-dir DIR] [--port P] [--timeout S]
+#                     [--health-program CMD] [--health-interval S] [--health-node-state STATE]
+#                     [--prolog CMD] [--epilog CMD] [--prolog-flags FLAGS] [--prolog-epilog-timeout S]
+#                     [--scheduler-parameters PARAMS]
 #   cluster.sh stop   [--state-dir DIR]
 #   cluster.sh status [--state-dir DIR]
 #   cluster.sh env    [--state-dir DIR]
@@ -26,6 +29,8 @@ state_dir=${GDRCHECK_SLURM_STATE:-$DEFAULT_STATE_DIR}
 nodes=$DEFAULT_NODES
 port=${GDRCHECK_SLURM_PORT:-$DEFAULT_PORT}
 timeout=$DEFAULT_TIMEOUT
+# The health loop's hooks (README.md, "The health loop"): empty means none.
+health_program="" health_interval="" health_node_state="" prolog="" epilog="" prolog_flags="" prolog_epilog_timeout="" scheduler_parameters=""
 
 log() { printf 'localcluster: %s\n' "$*" >&2; }
 die() {
@@ -37,6 +42,9 @@ usage() {
 	cat <<EOF
 usage: ${0##*/} install
        ${0##*/} start  [--nodes N] [--state-dir DIR] [--port P] [--timeout S]
+                       [--health-program CMD] [--health-interval S] [--health-node-state STATE]
+                       [--prolog CMD] [--epilog CMD] [--prolog-flags FLAGS] [--prolog-epilog-timeout S]
+                       [--scheduler-parameters PARAMS]
        ${0##*/} stop   [--state-dir DIR]
        ${0##*/} status [--state-dir DIR]
        ${0##*/} env    [--state-dir DIR]
@@ -57,6 +65,14 @@ parse_flags() {
 		--port=*) port=${1#*=} ;;
 		--timeout) timeout=${2:?--timeout needs a value} && shift ;;
 		--timeout=*) timeout=${1#*=} ;;
+		--health-program) health_program=${2:?--health-program needs a value} && shift ;;
+		--health-interval) health_interval=${2:?--health-interval needs a value} && shift ;;
+		--health-node-state) health_node_state=${2:?--health-node-state needs a value} && shift ;;
+		--prolog) prolog=${2:?--prolog needs a value} && shift ;;
+		--epilog) epilog=${2:?--epilog needs a value} && shift ;;
+		--prolog-flags) prolog_flags=${2:?--prolog-flags needs a value} && shift ;;
+		--prolog-epilog-timeout) prolog_epilog_timeout=${2:?--prolog-epilog-timeout needs a value} && shift ;;
+		--scheduler-parameters) scheduler_parameters=${2:?--scheduler-parameters needs a value} && shift ;;
 		-h | --help) usage && exit 0 ;;
 		*) usage >&2 && die "unknown argument \"$1\"" ;;
 		esac
@@ -66,6 +82,17 @@ parse_flags() {
 	[[ $port =~ ^[1-9][0-9]*$ ]] || die "--port must be a positive integer, got \"$port\""
 	((port + nodes < 65536)) || die "--port $port + $nodes nodes is past 65535"
 	[[ $timeout =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer, got \"$timeout\""
+	[[ -z $health_interval || $health_interval =~ ^[1-9][0-9]*$ ]] || die "--health-interval must be a positive integer, got \"$health_interval\""
+	[[ -z $prolog_epilog_timeout || $prolog_epilog_timeout =~ ^[1-9][0-9]*$ ]] || die "--prolog-epilog-timeout must be a positive integer, got \"$prolog_epilog_timeout\""
+	# One slurm.conf word each: a state or flag list has no spaces.
+	[[ $health_node_state =~ ^[A-Za-z,_]*$ ]] || die "--health-node-state \"$health_node_state\": want Slurm's states, e.g. ANY or IDLE,CYCLE"
+	[[ $prolog_flags =~ ^[A-Za-z,_]*$ ]] || die "--prolog-flags \"$prolog_flags\": want Slurm's flags, e.g. Alloc,Contain"
+	[[ $scheduler_parameters =~ ^[A-Za-z0-9,_=]*$ ]] || die "--scheduler-parameters \"$scheduler_parameters\": want Slurm's parameters, e.g. nohold_on_prolog_fail"
+	[[ -z $health_program || -n $health_interval ]] || die "--health-program needs --health-interval"
+	local c
+	for c in "$health_program" "$prolog" "$epilog"; do
+		[[ $c != *$'\n'* ]] || die "a hook command must be one line"
+	done
 	# slurm.conf has no quoting for paths; the munge socket must fit in sun_path.
 	[[ $state_dir != *[[:space:]]* ]] || die "state dir \"$state_dir\" must not contain spaces"
 	[[ $state_dir == /* ]] || state_dir=$PWD/$state_dir
@@ -315,6 +342,7 @@ EOF
 			printf 'NodeName=node%d NodeHostname=localhost NodeAddr=127.0.0.1 Port=%d\n' "$k" $((port + k))
 		done
 		printf 'PartitionName=%s Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n' "$PARTITION"
+		hook_config
 	} >"$conf.tmp"
 	mv "$conf.tmp" "$conf"
 	: >"$state_dir/plugstack.conf"
@@ -336,6 +364,58 @@ EOF
 	chmod 0755 "$state_dir/taskprolog.sh"
 
 	printf 'export SLURM_CONF=%s\n' "$conf" >"$state_dir/env.sh"
+}
+
+# hook_config prints the health loop's slurm.conf lines, each hook through
+# a wrapper (write_hook): slurmd runs HealthCheckProgram, Prolog and Epilog
+# with an environment of its own making and no arguments.
+hook_config() {
+	if [[ -n $health_program ]]; then
+		write_hook health "$health_program"
+		printf 'HealthCheckProgram=%s\nHealthCheckInterval=%s\n' "$state_dir/hook-health.sh" "$health_interval"
+		[[ -z $health_node_state ]] || printf 'HealthCheckNodeState=%s\n' "$health_node_state"
+	fi
+	if [[ -n $prolog ]]; then
+		write_hook prolog "$prolog"
+		printf 'Prolog=%s\n' "$state_dir/hook-prolog.sh"
+	fi
+	if [[ -n $epilog ]]; then
+		write_hook epilog "$epilog"
+		printf 'Epilog=%s\n' "$state_dir/hook-epilog.sh"
+	fi
+	[[ -z $prolog_flags ]] || printf 'PrologFlags=%s\n' "$prolog_flags"
+	[[ -z $prolog_epilog_timeout ]] || printf 'PrologEpilogTimeout=%s\n' "$prolog_epilog_timeout"
+	[[ -z $scheduler_parameters ]] || printf 'SchedulerParameters=%s\n' "$scheduler_parameters"
+	return 0
+}
+
+# write_hook NAME CMD writes DIR/hook-NAME.sh: it exports SLURM_CONF and
+# the nodes.env lines of its node ($SLURMD_NODENAME, which slurmd sets for
+# all three hooks), as the TaskProlog does for tasks, then runs CMD (one
+# line of shell words, the caller's). Its output goes to
+# DIR/log/hook-NAME-NODE.log, since slurmd keeps none of it.
+write_hook() {
+	local name=$1 cmd=$2
+	cat >"$state_dir/hook-$name.sh.tmp" <<EOF
+#!/bin/sh
+# Written by cluster.sh: the $name hook of slurm.conf.
+export SLURM_CONF=$conf
+# slurmd gives its hooks no PATH; scontrol and squeue are on this one.
+export PATH="\${PATH:-/usr/sbin:/usr/bin:/sbin:/bin}"
+if [ -r "$state_dir/nodes.env" ]; then
+	while read -r node assign; do
+		case "\$node" in '' | '#'*) continue ;; esac
+		if [ "\$node" = "\$SLURMD_NODENAME" ] || [ "\$node" = '*' ]; then
+			export "\$assign"
+		fi
+	done <"$state_dir/nodes.env"
+fi
+exec >>"$logs/hook-$name-\${SLURMD_NODENAME:-unknown}.log" 2>&1
+echo "== \$(date -u +%FT%T) $name on \${SLURMD_NODENAME:-?} job \${SLURM_JOB_ID:--}"
+exec $cmd
+EOF
+	chmod 0755 "$state_dir/hook-$name.sh.tmp"
+	mv "$state_dir/hook-$name.sh.tmp" "$state_dir/hook-$name.sh"
 }
 
 start_munged() {

@@ -65,6 +65,59 @@ type Options struct {
 	// Log receives cluster.sh's progress lines. Nil discards them; they
 	// are part of the error either way when something fails.
 	Log io.Writer
+	// Hooks are the health loop's slurm.conf lines; the zero value has
+	// none, as before.
+	Hooks Hooks
+}
+
+// Hooks are the programs slurmd itself runs: HealthCheckProgram every
+// HealthCheckInterval, Prolog before a job, Epilog after it. Each command
+// is one line of shell words (a binary and its flags); cluster.sh wraps it
+// in StateDir/hook-<name>.sh, since slurmd passes no arguments and makes
+// the hook's environment itself. The wrapper exports SLURM_CONF and the
+// node's nodes.env lines (WriteNodeEnv), so each node's hook replays that
+// node's recording, and appends the hook's output to
+// StateDir/log/hook-<name>-<node>.log.
+type Hooks struct {
+	Health         string        // HealthCheckProgram's command; empty: none
+	HealthInterval time.Duration // HealthCheckInterval, whole seconds; needed with Health
+	// HealthNodeState is HealthCheckNodeState (ANY, IDLE, ALLOC, MIXED,
+	// CYCLE, comma separated); empty leaves Slurm's default.
+	HealthNodeState     string
+	Prolog              string        // Prolog's command; empty: none
+	Epilog              string        // Epilog's command; empty: none
+	PrologFlags         string        // PrologFlags (Alloc, Contain...); empty: none
+	PrologEpilogTimeout time.Duration // PrologEpilogTimeout, whole seconds; zero: Slurm's default
+	// SchedulerParameters (nohold_on_prolog_fail...); empty: none.
+	SchedulerParameters string
+}
+
+// args are cluster.sh start's flags for h.
+func (h Hooks) args() ([]string, error) {
+	var a []string
+	add := func(flag, v string) {
+		if v != "" {
+			a = append(a, flag, v)
+		}
+	}
+	secs := func(d time.Duration) string {
+		if d <= 0 {
+			return ""
+		}
+		return strconv.Itoa(int(max(d.Round(time.Second), time.Second) / time.Second))
+	}
+	if h.Health != "" && h.HealthInterval <= 0 {
+		return nil, fmt.Errorf("localcluster hooks: a health program needs a HealthInterval")
+	}
+	add("--health-program", h.Health)
+	add("--health-interval", secs(h.HealthInterval))
+	add("--health-node-state", h.HealthNodeState)
+	add("--prolog", h.Prolog)
+	add("--epilog", h.Epilog)
+	add("--prolog-flags", h.PrologFlags)
+	add("--prolog-epilog-timeout", secs(h.PrologEpilogTimeout))
+	add("--scheduler-parameters", h.SchedulerParameters)
+	return a, nil
 }
 
 // Cluster is a started cluster.
@@ -122,6 +175,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if opts.Port != 0 {
 		args = append(args, "--port", strconv.Itoa(opts.Port))
 	}
+	hooks, err := opts.Hooks.args()
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, hooks...)
 	out, err := c.run(ctx, args...)
 	if err != nil {
 		return nil, err
@@ -255,4 +313,10 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return errors.Join(fmt.Errorf("writing %q: %w", path, err), os.Remove(tmp))
 	}
 	return nil
+}
+
+// HookLog is the file the wrapper of a hook (health, prolog, epilog)
+// appends that hook's output to on node.
+func (c *Cluster) HookLog(hook, node string) string {
+	return filepath.Join(c.StateDir, "log", "hook-"+hook+"-"+node+".log")
 }

@@ -122,7 +122,10 @@ func unreadableControl(ev *node.Evidence, nicsOnly bool) string {
 	if len(root) > 0 {
 		why = append(why, fmt.Sprintf("PCI config space of %s stops at 64 bytes: reading the PCI Express and ATS capabilities needs root (run as root, or snapshot as root)", strings.Join(root, ", ")))
 	}
-	if len(other) > 0 {
+	// One line per cause: eight GPUs of a recording without config
+	// space are one old recording, not eight problems.
+	slices.Sort(other)
+	if other = slices.Compact(other); len(other) > 0 {
 		why = append(why, "PCI config space could not be read: "+strings.Join(other, "; "))
 	}
 	return strings.Join(why, "; ")

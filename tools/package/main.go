@@ -43,6 +43,12 @@ type content struct {
 var contents = []content{
 	{"examples/slurm/gdrcheck.cron", "/usr/share/doc/gdrcheck/examples/slurm/gdrcheck.cron", 0o644},
 	{"examples/slurm/weekly.sh", "/usr/share/doc/gdrcheck/examples/slurm/weekly.sh", 0o755},
+	{"examples/slurm/slurm.conf", "/usr/share/doc/gdrcheck/examples/slurm/slurm.conf", 0o644},
+	{"examples/slurm/gdrcheck.default", "/usr/share/doc/gdrcheck/examples/slurm/gdrcheck.default", 0o644},
+	// The hooks slurm.conf names: inert until slurm.conf does.
+	{"examples/slurm/hooks/health", HooksDir + "/health", 0o755},
+	{"examples/slurm/hooks/prolog", HooksDir + "/prolog", 0o755},
+	{"examples/slurm/hooks/epilog", HooksDir + "/epilog", 0o755},
 	{"examples/prometheus/gdrcheck.rules.yml", "/usr/share/doc/gdrcheck/examples/prometheus/gdrcheck.rules.yml", 0o644},
 	{"README.md", "/usr/share/doc/gdrcheck/README.md", 0o644},
 	{"docs/reference.md", "/usr/share/doc/gdrcheck/reference.md", 0o644},
@@ -50,6 +56,13 @@ var contents = []content{
 
 // BinaryPath is where the packages install gdrcheck.
 const BinaryPath = "/usr/bin/gdrcheck"
+
+// HooksDir holds the Slurm hooks (examples/slurm/slurm.conf).
+const HooksDir = "/usr/libexec/gdrcheck"
+
+// StateDir is health's, prolog's and epilog's state directory (their
+// --state-dir default): root's alone, since a drain decision reads it.
+const StateDir = "/var/lib/gdrcheck"
 
 type arches []string
 
@@ -135,6 +148,7 @@ func Build(root, out, arch, format string) (string, error) {
 		}
 		info.Contents = append(info.Contents, &files.Content{Source: src, Destination: c.dst, FileInfo: &files.ContentFileInfo{Mode: c.mode, Owner: "root", Group: "root"}})
 	}
+	info.Contents = append(info.Contents, &files.Content{Destination: StateDir, Type: files.TypeDir, FileInfo: &files.ContentFileInfo{Mode: 0o700, Owner: "root", Group: "root"}})
 	info = nfpm.WithDefaults(info)
 	if err := nfpm.Validate(info); err != nil {
 		return "", fmt.Errorf("the %s package for %s: %w", format, arch, err)

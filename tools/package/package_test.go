@@ -119,6 +119,13 @@ func TestPackagesHoldEveryShippedFileForEachArchitecture(t *testing.T) {
 		if !strings.Contains(listing, "-rwxr-xr-x root/root") || !strings.Contains(listing, "./usr/bin/gdrcheck\n") {
 			t.Errorf("%s: the binary is not root's and executable:\n%s", deb, listing)
 		}
+		// The state directory: root's alone.
+		if !strings.Contains(listing, "drwx------ root/root") || !strings.Contains(listing, " ."+StateDir+"/\n") {
+			t.Errorf("%s: no %s of mode 0700, root's:\n%s", deb, StateDir, listing)
+		}
+		if l := run(t, root, "rpm", "-qlvp", rpm); !strings.Contains(l, "drwx------") || !strings.Contains(l, " "+StateDir+"\n") {
+			t.Errorf("%s: no %s of mode 0700:\n%s", rpm, StateDir, l)
+		}
 		if a := strings.TrimSpace(run(t, root, "dpkg-deb", "-f", deb, "Architecture")); a != arch.goarch {
 			t.Errorf("%s: Architecture %q", deb, a)
 		}
