@@ -22,7 +22,12 @@ const DefaultMPILauncher = "mpirun --mca pml ucx -np {ranks}"
 // launcher for that was given and the node has RDMA NICs.
 func measureMPI(opt Options, ev *node.Evidence, f mpi.Facts) *mpi.Benchmarks {
 	b := &mpi.Benchmarks{InterNode: opt.MPIInternodeLauncher != ""}
-	intra, inter := len(ev.GPUs) >= 2, b.InterNode && len(ev.NICs) > 0
+	r := bench.MPIRunner{Dir: opt.MPIBenchDir, Timeout: opt.MPITimeout, LogDir: opt.LogDir, Perftest: opt.UCXPerftest}
+	tool, toolErr := r.Tool()
+	// A ucx_perftest pair is two processes, which one GPU can serve:
+	// cuda_ipc works between processes on the same GPU.
+	pair := toolErr == nil && tool == mpi.ToolPerftestPair
+	intra, inter := len(ev.GPUs) >= 2 || pair && len(ev.GPUs) == 1, b.InterNode && len(ev.NICs) > 0
 	if !intra && !inter {
 		return b // the specs say why neither applies
 	}
@@ -30,22 +35,20 @@ func measureMPI(opt Options, ev *node.Evidence, f mpi.Facts) *mpi.Benchmarks {
 		b.Err = fmt.Errorf("not run: libcuda could not be used, so no CUDA program can (%s)", p.Message)
 		return b
 	}
-	if why := mpisuite.BenchBlocker(f); why != "" {
+	if why := mpisuite.BenchBlocker(f, pair && !inter); why != "" {
 		b.Blocked = why
 		if opt.Progress != nil {
 			fmt.Fprintf(opt.Progress, "mpi: benchmarks not run: %s\n", printable(why))
 		}
 		return b
 	}
-	r := bench.MPIRunner{Dir: opt.MPIBenchDir, Timeout: opt.MPITimeout, LogDir: opt.LogDir}
-	tool, err := r.Tool()
-	if err != nil {
-		b.Err = err
+	if toolErr != nil {
+		b.Err = toolErr
 		return b
 	}
 	b.Tool = tool
 	var specs []mpi.BenchSpec
-	add := func(flag, tmpl, scope string, forced mpi.BenchMode) error {
+	add := func(tool, flag, tmpl, scope string, forced mpi.BenchMode) error {
 		l, err := bench.ParseMPILaunch(tmpl)
 		if err != nil {
 			return fmt.Errorf("%s: %w", flag, err)
@@ -56,15 +59,19 @@ func measureMPI(opt Options, ev *node.Evidence, f mpi.Facts) *mpi.Benchmarks {
 	if intra {
 		tmpl := opt.MPILauncher
 		if tmpl == "" {
-			tmpl = DefaultMPILauncher
+			tmpl = DefaultMPILauncher // unused by a pair
 		}
-		if err := add("--mpi-launcher", tmpl, mpi.IntraNode, mpi.ModeNoCUDAIPC); err != nil {
+		if err := add(tool, "--mpi-launcher", tmpl, mpi.IntraNode, mpi.ModeNoCUDAIPC); err != nil {
 			b.Err = err
 			return b
 		}
 	}
 	if inter {
-		if err := add("--mpi-internode-launcher", opt.MPIInternodeLauncher, mpi.InterNode, mpi.ModeNoGDR); err != nil {
+		across := tool
+		if pair { // across nodes ucx_perftest runs under the launcher
+			across = mpi.ToolPerftest
+		}
+		if err := add(across, "--mpi-internode-launcher", opt.MPIInternodeLauncher, mpi.InterNode, mpi.ModeNoGDR); err != nil {
 			b.Err = err
 			return b
 		}

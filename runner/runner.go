@@ -62,6 +62,10 @@ type Options struct {
 	MPIBenchDir          string
 	MPILauncher          string
 	MPIInternodeLauncher string
+	// UCXPerftest is the ucx_perftest run as a server and client pair
+	// inside the node (--ucx-perftest); empty: one found as MPIBenchDir's
+	// tools are, where OSU is not there.
+	UCXPerftest string
 	// MPITimeout bounds each benchmark run; zero is five minutes.
 	MPITimeout time.Duration
 	// MPIFactsTimeout bounds each of the mpi suite's build-facts

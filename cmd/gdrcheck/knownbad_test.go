@@ -127,7 +127,8 @@ func TestCompareFlagsAnUpgradeIntoAKnownBadCell(t *testing.T) {
 	if err := fixed.Write(before); err != nil {
 		t.Fatal(err)
 	}
-	r := gdrcheck(t, "compare", before, after)
+	// A wide terminal: the change is looked for whole, not as wrapped.
+	r := gdrcheckEnv(t, append(os.Environ(), "SLURMD_NODENAME=", "COLUMNS=1000"), "compare", before, after)
 	if r.code != 1 {
 		t.Fatalf("compare exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

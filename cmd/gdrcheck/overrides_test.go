@@ -128,7 +128,8 @@ func TestCompareFlagsAnInheritedOverrideChange(t *testing.T) {
 	before := run(overrideNode(t, nil), jobEnv("NCCL_DEBUG=INFO"))
 	after := run(overrideNode(t, map[string]string{"etc/nccl.conf": siteConf}), jobEnv("NCCL_DEBUG=INFO"))
 
-	r := gdrcheckEnv(t, jobEnv(), "compare", before, after)
+	// A wide terminal: the change is looked for whole, not as wrapped.
+	r := gdrcheckEnv(t, append(jobEnv(), "COLUMNS=1000"), "compare", before, after)
 	if r.code != results.ExitFailed {
 		t.Fatalf("exit %d, want 1\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -137,7 +138,7 @@ func TestCompareFlagsAnInheritedOverrideChange(t *testing.T) {
 	}
 
 	benign := run(overrideNode(t, map[string]string{"etc/nccl.conf": "NCCL_NVLS_ENABLE=0\n"}), jobEnv("NCCL_DEBUG=WARN"))
-	r = gdrcheckEnv(t, jobEnv(), "compare", before, benign)
+	r = gdrcheckEnv(t, append(jobEnv(), "COLUMNS=1000"), "compare", before, benign)
 	if r.code != results.ExitPassed {
 		t.Fatalf("a harmless change: exit %d, want 0\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

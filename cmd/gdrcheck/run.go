@@ -45,6 +45,7 @@ type runOptions struct {
 	mpiLauncher    string
 	mpiInternode   string
 	mpiTimeout     time.Duration
+	ucxPerftest    string
 	scaling        runner.ScalingOptions
 	emulateNodes   int
 	nodes          []string
@@ -104,9 +105,10 @@ exit code alone.`,
 	f.DurationVar(&r.ncclTimeout, "nccl-timeout", 10*time.Minute, "give up on one nccl-tests run after this long")
 	f.StringVar(&r.ncclLauncher, "nccl-launcher", "", "start nccl-tests through `CMD`, one process per GPU, e.g. \"mpirun --allow-run-as-root -np {gpus}\" (nccl-tests built with MPI=1); default: one process driving every GPU")
 	f.StringVar(&r.perftestDir, "perftest-dir", "", "`DIR` holding perftest (ib_write_bw) for the fabric suite's loopback runs; default: PATH")
-	f.StringVar(&r.mpiBenchDir, "mpi-bench-dir", "", "mpi: `DIR` holding the cluster's osu_bw and osu_latency (OSU micro-benchmarks built --enable-cuda), else ucx_perftest (built --with-mpi); default: PATH")
+	f.StringVar(&r.mpiBenchDir, "mpi-bench-dir", "", "mpi: `DIR` holding the cluster's osu_bw and osu_latency (OSU micro-benchmarks built --enable-cuda), else ucx_perftest (run as a server and its client inside the node, under the inter-node launcher built --with-mpi); default: PATH")
 	f.StringVar(&r.mpiLauncher, "mpi-launcher", "", "mpi: start an intra-node run's two ranks with `CMD`, a template of {ranks} (default \""+runner.DefaultMPILauncher+"\"; MPICH: \"mpiexec -n {ranks}\")")
 	f.StringVar(&r.mpiInternode, "mpi-internode-launcher", "", "mpi: start an inter-node run's two ranks, one on this node and one on another, with `CMD`, e.g. \"mpirun --mca pml ucx -np {ranks} --host node1,node2\" or \"srun -N 2 --ntasks-per-node=1\"; default: no inter-node runs")
+	f.StringVar(&r.ucxPerftest, "ucx-perftest", "", "mpi: prove UCX's GPU path inside the node with this `FILE`, UCX's ucx_perftest (built --with-cuda), started as a server and its client on localhost: no MPI needed (default: a ucx_perftest on PATH or in --mpi-bench-dir, where there are no OSU micro-benchmarks)")
 	f.DurationVar(&r.mpiTimeout, "mpi-timeout", 5*time.Minute, "mpi: give up on one benchmark run after this long")
 	f.StringVar(&r.baselineDir, "baseline-dir", "", "`DIR` of baseline YAML files (default: the baselines shipped with gdrcheck)")
 	f.BoolVar(&r.allowMissing, "allow-missing-baseline", false, "report measurements of a node no baseline matches instead of failing them")
@@ -262,6 +264,7 @@ func (r *runOptions) runnerOptions(cmd *cobra.Command, cfg suites.Config, root, 
 		MPIBenchDir:  r.mpiBenchDir,
 		MPILauncher:  r.mpiLauncher,
 		MPITimeout:   r.mpiTimeout,
+		UCXPerftest:  r.ucxPerftest,
 		LogDir:       logDir,
 		LogRef:       "logs",
 		BaselineDir:  r.baselineDir,

@@ -20,6 +20,9 @@ type MPIRunner struct {
 	Dir     string        // holds osu_bw & co.; "" searches PATH
 	Timeout time.Duration // each run; zero is five minutes
 	LogDir  string        // keeps each run's output; "" keeps none
+	// Perftest is the ucx_perftest a pair runs (--ucx-perftest); ""
+	// looks it up as Lookup does.
+	Perftest string
 }
 
 // Lookup finds a binary in Dir, else on PATH.
@@ -34,9 +37,17 @@ func (r MPIRunner) Lookup(name string) (string, error) {
 	return "", fmt.Errorf("%s not on PATH", name)
 }
 
-// Tool picks the OSU micro-benchmarks where osu_bw and osu_latency are
-// there, else ucx_perftest.
+// Tool picks a ucx_perftest pair where Perftest names one, else the OSU
+// micro-benchmarks where osu_bw and osu_latency are there, else a
+// ucx_perftest pair (inside a node; across nodes it runs under the
+// launcher, which needs it built --with-mpi).
 func (r MPIRunner) Tool() (string, error) {
+	if r.Perftest != "" {
+		if _, err := r.PerftestBinary(); err != nil {
+			return "", err
+		}
+		return mpi.ToolPerftestPair, nil
+	}
 	var missing []string
 	for _, b := range []string{"osu_bw", "osu_latency"} {
 		if _, err := r.Lookup(b); err != nil {
@@ -48,10 +59,10 @@ func (r MPIRunner) Tool() (string, error) {
 	}
 	_, err := r.Lookup("ucx_perftest")
 	if err == nil {
-		return mpi.ToolPerftest, nil
+		return mpi.ToolPerftestPair, nil
 	}
 	missing = append(missing, err.Error())
-	return "", fmt.Errorf("%w (%s): install the OSU micro-benchmarks built --enable-cuda (osu_bw, osu_latency: libexec/osu-micro-benchmarks/mpi/pt2pt) or UCX's ucx_perftest built --with-mpi, or set --mpi-bench-dir", mpi.ErrBenchNotFound, strings.Join(missing, "; "))
+	return "", fmt.Errorf("%w (%s): install the OSU micro-benchmarks built --enable-cuda (osu_bw, osu_latency: libexec/osu-micro-benchmarks/mpi/pt2pt) or UCX's ucx_perftest built --with-cuda, or set --mpi-bench-dir or --ucx-perftest", mpi.ErrBenchNotFound, strings.Join(missing, "; "))
 }
 
 // MeasureMPI runs the specs one at a time, telling progress what it starts.
@@ -76,6 +87,9 @@ func MeasureMPI(ctx context.Context, r MPIRunner, specs []mpi.BenchSpec, progres
 // each rank, so the variables reach ranks on other nodes whatever the
 // launcher passes on.
 func (r MPIRunner) Run(ctx context.Context, s mpi.BenchSpec) mpi.BenchRun {
+	if s.Pair {
+		return r.RunPair(ctx, s)
+	}
 	res := mpi.BenchRun{Spec: s}
 	bin, err := r.Lookup(s.Binary)
 	if err != nil {

@@ -41,6 +41,19 @@ var ProtoEnv = []string{"UCX_PROTO_INFO=y"}
 const (
 	ToolOSU      = "osu"
 	ToolPerftest = "ucx_perftest"
+	// ToolPerftestPair is ucx_perftest started as its own server and
+	// client on this node, no MPI between them: what proves UCX's GPU
+	// path inside a node where no CUDA-aware MPI is installed.
+	ToolPerftestPair = "ucx_perftest-pair"
+)
+
+// PairSize and PairIters are the pair's tag_bw run: 4 MiB messages,
+// whose bulk protocol row is the one judged, as in the H200 captures
+// (fixtures/corpus/ucx); 2000 take under a second on cuda_ipc and about
+// 20 s staged over tcp.
+const (
+	PairSize  = 4194304
+	PairIters = 2000
 )
 
 // ErrBenchNotFound: neither tool is there.
@@ -59,6 +72,9 @@ type BenchSpec struct {
 	Scope    string
 	Mode     BenchMode
 	Launcher []string // filled: mpirun --mca pml ucx -np 2
+	// Pair: started as a ucx_perftest server and a client of it on
+	// localhost (Args without -p PORT, which the run adds); no launcher.
+	Pair bool
 }
 
 // BenchRun is what one run produced.
@@ -66,6 +82,9 @@ type BenchRun struct {
 	Spec    BenchSpec
 	Command []string
 	LogFile string // "" when none was kept
+	// ServerLogFile is a pair's server output beside LogFile, the
+	// client's; "" otherwise.
+	ServerLogFile string
 	// OSU or Perftest is the tool's result; UCX its protocol tables, nil
 	// when it printed none (UCX before 1.13, or the variable not passed
 	// on to the ranks).
@@ -108,6 +127,9 @@ func (b *Benchmarks) Find(op, scope, mode string) (BenchRun, bool) {
 // Specs are the runs of one scope: bandwidth and latency on the direct
 // path, then bandwidth with the fallback forced.
 func Specs(tool, scope string, launcher []string, forced BenchMode) []BenchSpec {
+	if tool == ToolPerftestPair {
+		return PairSpecs(forced)
+	}
 	bw, lat := []string{"-d", "cuda", "-m", "33554432", "D", "D"}, []string{"-d", "cuda", "D", "D"}
 	bin := map[string]string{"bw": "osu_bw", "latency": "osu_latency"}
 	if tool == ToolPerftest {
@@ -118,6 +140,18 @@ func Specs(tool, scope string, launcher []string, forced BenchMode) []BenchSpec 
 		{Binary: bin["bw"], Args: bw, Op: "bw", Scope: scope, Mode: ModeDirect, Launcher: launcher},
 		{Binary: bin["latency"], Args: lat, Op: "latency", Scope: scope, Mode: ModeDirect, Launcher: launcher},
 		{Binary: bin["bw"], Args: bw, Op: "bw", Scope: scope, Mode: forced, Launcher: launcher},
+	}
+}
+
+// PairSpecs are a ucx_perftest pair's runs inside the node: tag_bw of
+// GPU buffers on the direct path, then with the fallback forced. No
+// latency run: the tables of the bandwidth run show the path, and the
+// pair's purpose is the path.
+func PairSpecs(forced BenchMode) []BenchSpec {
+	bw := []string{"-t", "tag_bw", "-m", "cuda", "-s", fmt.Sprint(PairSize), "-n", fmt.Sprint(PairIters)}
+	return []BenchSpec{
+		{Binary: "ucx_perftest", Args: bw, Op: "bw", Scope: IntraNode, Mode: ModeDirect, Pair: true},
+		{Binary: "ucx_perftest", Args: bw, Op: "bw", Scope: IntraNode, Mode: forced, Pair: true},
 	}
 }
 

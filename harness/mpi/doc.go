@@ -12,7 +12,8 @@
 //
 // It also plans the GPU point-to-point benchmarks the cluster provides
 // (bench.go: osu_bw and osu_latency -d cuda D D, else ucx_perftest -m
-// cuda), with UCX_PROTO_INFO=y so UCX prints the path it chose, directly
-// and with a fallback forced, and holds their result types; harness/bench
-// runs them under a launcher.
+// cuda, inside a node a server and client pair of it without MPI), with
+// UCX_PROTO_INFO=y so UCX prints the path it chose, directly and with a
+// fallback forced, and holds their result types; harness/bench runs them
+// under a launcher, or as the pair.
 package mpi

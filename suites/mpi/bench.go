@@ -31,9 +31,15 @@ const (
 const interNodeRatioLimit = 0.9
 
 // intraRuns returns the runs, skipping where a node has one GPU.
+// A ucx_perftest pair needs one GPU: its two processes share it.
 func intraRuns() *mpi.Benchmarks {
-	if n := len(suites.Evidence().GPUs); n < 2 {
-		suites.NotApplicable(fmt.Sprintf("%d GPU(s): there is no second GPU in this node to move GPU memory to; prove the path between nodes with --mpi-internode-launcher", n))
+	b := suites.Current().MPIBench
+	n := len(suites.Evidence().GPUs)
+	switch {
+	case n == 1 && b != nil && b.Tool == mpi.ToolPerftestPair:
+		suites.Note("one GPU: the ucx_perftest server and client share it, so cuda_ipc is between two processes on GPU0")
+	case n < 2:
+		suites.NotApplicable(fmt.Sprintf("%d GPU(s): there is no second GPU in this node to move GPU memory to; prove the path between nodes with --mpi-internode-launcher, or between two processes on the GPU with --ucx-perftest", n))
 	}
 	return ran(suites.MPIBenchmarks())
 }
@@ -73,7 +79,11 @@ func nodeInfo() *ucx.Info {
 // RDMA zero-copy.
 func proveDirect(b *mpi.Benchmarks, scope string) {
 	var bad, unknown []string
-	for _, op := range []string{"bw", "latency"} {
+	ops := []string{"bw", "latency"}
+	if b.Tool == mpi.ToolPerftestPair && scope == mpi.IntraNode {
+		ops = ops[:1] // a pair runs tag_bw alone (mpi.PairSpecs)
+	}
+	for _, op := range ops {
 		r, ok := b.Find(op, scope, mpi.ModeDirect.Name)
 		if !ok {
 			suites.CannotRun(fmt.Sprintf("no %s run %s: the run was stopped before it", op, scope))

@@ -183,11 +183,16 @@ func orUnknown(s string) string {
 // from running: an MPI built without CUDA or a UCX without its cuda
 // transports, whose runs would only crash or stage; "" when none failed.
 // A build that could not be judged does not block: the runs judge it.
-func BenchBlocker(f mpi.Facts) string {
+// Runs of a ucx_perftest pair alone (pairOnly) use no MPI, so only UCX's
+// misbuild blocks them.
+func BenchBlocker(f mpi.Facts, pairOnly bool) string {
 	for _, c := range []struct {
 		spec string
 		c    Check
 	}{{SpecOpenMPI, MPICUDA(f)}, {SpecMPICH, MPICHCUDA(f)}, {SpecUCXCUDA, UCXCUDA(f)}} {
+		if pairOnly && c.spec != SpecUCXCUDA {
+			continue
+		}
 		if c.c.Failed != "" {
 			return fmt.Sprintf("mpi / %s failed: %s", c.spec, c.c.Failed)
 		}
