@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites/allocation"
 )
 
@@ -176,6 +177,7 @@ func TestFieldCausesNameOnlySpecsThatExist(t *testing.T) {
 	}
 	row := regexp.MustCompile(`^\| (\d+) \|`)
 	named := regexp.MustCompile("`([a-z0-9]+ / [^`]+)`")
+	docAction := regexp.MustCompile("^`([A-Z_]+)`")
 	seen := map[int]bool{}
 	count := map[string]int{}
 	for i, l := range strings.Split(string(b), "\n") {
@@ -189,9 +191,14 @@ func TestFieldCausesNameOnlySpecsThatExist(t *testing.T) {
 		}
 		seen[n] = true
 		cells := strings.Split(strings.Trim(l, "| "), " | ")
-		if len(cells) != 5 {
-			t.Errorf("docs/field-causes.md:%d: %d cells, want # | cause | sources | status | specs", i+1, len(cells))
+		if len(cells) != 6 {
+			t.Errorf("docs/field-causes.md:%d: %d cells, want # | cause | sources | status | specs | action", i+1, len(cells))
 			continue
+		}
+		if a := docAction.FindStringSubmatch(cells[5]); a == nil {
+			t.Errorf("docs/field-causes.md:%d: cause %d: action %q does not start with one in backquotes", i+1, n, cells[5])
+		} else if _, err := results.ParseAction(a[1]); err != nil {
+			t.Errorf("docs/field-causes.md:%d: cause %d: %v", i+1, n, err)
 		}
 		status, cell := cells[3], cells[4]
 		count[status]++

@@ -226,19 +226,21 @@ func readStateFile(dir, name string, lim bounded.Limit) ([]byte, error) {
 }
 
 // DeepOf is the cache entry for a deep run's results on the node whose
-// key is k: its exit code, suites and end, and its first failing spec
-// with the first line of its message. The action is left for the caller
-// (the spec's own, where results carry one), else health reads a failed
-// deep run as INVESTIGATE.
+// key is k: its exit code, suites and end, and the failing spec that asks
+// the node's action (results.Node.Settle), else its first failing spec,
+// with that spec's action and the first line of its message. Where the
+// results carry no action (written before actions), health reads a
+// failed deep run as INVESTIGATE.
 func DeepOf(r *results.Results, k Key) Deep {
 	d := Deep{Key: k, At: r.Finished, Exit: r.ExitCode(), Suites: r.Tool.Suites}
 	for _, n := range r.Nodes {
 		for _, s := range n.Suites {
 			for _, sp := range s.Specs {
-				if sp.State == results.StateFailed && d.Check == "" {
-					d.Check = s.Name + " / " + sp.Name
-					d.Cause, _, _ = strings.Cut(sp.Message, "\n")
+				if sp.State != results.StateFailed || d.Check != "" && (d.Action == n.Action || sp.Action != n.Action) {
+					continue
 				}
+				d.Check, d.Action = s.Name+" / "+sp.Name, sp.Action
+				d.Cause, _, _ = strings.Cut(sp.Message, "\n")
 			}
 		}
 	}

@@ -201,6 +201,14 @@ func TestDeepOfNamesTheFirstFailingSpec(t *testing.T) {
 	if d.Exit != results.ExitFailed || d.Check != "kernel / peer memory" || d.Cause != "no peer-memory mechanism" || !d.At.Equal(r.Finished) || d.Key.BootID != "b1" {
 		t.Errorf("deep %+v", d)
 	}
+	// With actions, the spec that asks the node's names the cause.
+	r.Nodes[0].Suites[0].Specs[0] = results.Spec{Name: "rails", State: results.StateFailed, Message: "slow", Action: results.ActionRerun, Scope: results.ScopeNode}
+	r.Nodes[0].Suites[1].Specs[0].Action, r.Nodes[0].Suites[1].Specs[0].Scope = results.ActionReloadDriver, results.ScopeNode
+	r.Settle()
+	if d := DeepOf(r, Key{}); d.Check != "kernel / peer memory" || d.Action != results.ActionReloadDriver {
+		t.Errorf("deep with actions: %+v", d)
+	}
+	r.Nodes[0].Suites[0].Specs[0] = results.Spec{Name: "rails", State: results.StatePassed}
 	r.Nodes[0].Suites[1].Specs[0].State = results.StatePassed
 	if d := DeepOf(r, Key{}); !d.Proven() || d.Check != "" {
 		t.Errorf("passing run: %+v", d)

@@ -93,9 +93,9 @@ func StatusCounts(r *results.Results) map[string]int {
 
 // CausesTable is the failing nodes by cause.
 func CausesTable(r *results.Results) Table {
-	t := Table{Title: "Failing nodes by cause", Header: []string{"nodes", "cause", "which"}}
+	t := Table{Title: "Failing nodes by cause", Header: []string{"nodes", "cause", "action", "which"}}
 	for _, c := range Causes(r) {
-		t.Rows = append(t.Rows, []string{strconv.Itoa(len(c.Nodes)), c.Text(), hostlist.Compress(c.Nodes)})
+		t.Rows = append(t.Rows, []string{strconv.Itoa(len(c.Nodes)), c.Text(), orDash(string(r.Nodes[c.Rep].Action)), hostlist.Compress(c.Nodes)})
 	}
 	return t
 }

@@ -22,7 +22,11 @@ func WriteFailures(w io.Writer, r *results.Results, format string) {
 		for _, s := range n.Suites {
 			for _, sp := range s.Specs {
 				if sp.Failed() {
-					items = append(items, [2]string{nodeLabel(n) + " " + s.Name + ": " + sp.Name, sp.Message})
+					head := nodeLabel(n) + " " + s.Name + ": " + sp.Name
+					if sp.Action != "" {
+						head += " (action " + remedyText(sp) + ")"
+					}
+					items = append(items, [2]string{head, sp.Message})
 				}
 			}
 		}

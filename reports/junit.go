@@ -17,7 +17,8 @@ import (
 // JUnitOptions tune the JUnit writer.
 type JUnitOptions struct {
 	// TestcaseProperties adds <properties> inside each testcase (metric,
-	// baseline, delta), which the Jenkins JUnit plugin reads with
+	// baseline, delta; a failing or unevaluable case's action, scope and
+	// entity), which the Jenkins JUnit plugin reads with
 	// keepProperties but the xUnit schema forbids. Off by default.
 	TestcaseProperties bool
 	// MaxOutput caps the system-out of a failed case, in bytes.
@@ -255,8 +256,12 @@ func testcase(node, suite string, sp results.Spec, opt JUnitOptions) junitTestca
 	if out.Len() > 0 {
 		c.SystemOut = &cdata{out.String()}
 	}
-	if opt.TestcaseProperties && len(sp.Metrics) > 0 {
+	if opt.TestcaseProperties && (len(sp.Metrics) > 0 || sp.Action != "") {
 		var ps []junitProp
+		if sp.Action != "" {
+			// What remediation does about the case (results/action.go).
+			ps = append(ps, junitProp{"action", string(sp.Action)}, junitProp{"scope", string(sp.Scope)}, junitProp{"entity", sp.Entity})
+		}
 		for _, m := range sp.Metrics {
 			ps = append(ps, junitProp{m.Name, results.FormatValue(m.Value)})
 			if m.Baseline != nil {

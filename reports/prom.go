@@ -47,6 +47,7 @@ type promMetrics struct {
 	fallback, transport, grownErrors, errorDelta, traffic *promVec
 	scalingBusBW, scalingRatio, specFailures, specs       *promVec
 	scalingFallback, scalingTransport, suiteStatus        *promVec
+	nodeAction, specAction                                *promVec
 }
 
 // promVec is one gauge family; failures are kept for WritePrometheus.
@@ -117,6 +118,8 @@ func newPromMetrics() *promMetrics {
 	m.specFailures = m.vec("gdrcheck_spec_failures", "Specs of a suite that failed on the node.", "suite")
 	m.specs = m.vec("gdrcheck_specs", "Specs of a suite by state (passed, failed, skipped).", "suite", "state")
 	m.suiteStatus = m.vec("gdrcheck_suite_status", "A suite's status on the node: pass, fail, or skip where every spec skipped and nothing was proven (value 1); could_run is false where a skip said the suite could not run here (a tool missing...): the run exited 2.", "suite", "status", "could_run")
+	m.nodeAction = m.vec("gdrcheck_node_action_info", "What remediation does about the node: the most disruptive action of its failing specs (results/action.go: NONE, RERUN, FIX_CONFIG, RELOAD_DRIVER, RESET_GPU, REBOOT, REIMAGE, INVESTIGATE, CHECK_CABLE, REPLACE) (value 1).", "action")
+	m.specAction = m.vec("gdrcheck_spec_action_info", "The action, scope (gpu, nic, port, link, node, fabric, allocation) and entity (a bus id, a NIC, a port, a node) of a spec that failed or could not run (value 1).", "suite", "spec", "action", "scope", "entity")
 	return m
 }
 
@@ -146,6 +149,9 @@ func (m *promMetrics) node(r *results.Results, n results.Node) {
 	m.build.set(1, name, r.Tool.Version)
 	if t, ok := timestamp(n.Finished, r.Finished); ok {
 		m.lastRun.set(t, name)
+	}
+	if n.Action != "" {
+		m.nodeAction.set(1, name, string(n.Action))
 	}
 	m.nodeInfo.set(1, name, n.Status, n.Profile, n.Fact("gpu_model"), n.Fact("driver"), n.Fact("cuda_driver"), n.Fact("driver_flavour"),
 		n.Fact("kernel"), n.Fact("iommu"), n.Fact("mofed"), n.Fact("rdma_core"), n.Fact("nccl"))
@@ -184,6 +190,11 @@ func (m *promMetrics) node(r *results.Results, n results.Node) {
 			m.specs.set(float64(k), name, s.Name, state)
 		}
 		m.suiteStatus.set(1, name, s.Name, strings.ToLower(s.Status()), strconv.FormatBool(!s.CannotRun()))
+		for _, sp := range s.Specs {
+			if sp.Action != "" {
+				m.specAction.set(1, name, s.Name, sp.Name, string(sp.Action), string(sp.Scope), sp.Entity)
+			}
+		}
 	}
 }
 

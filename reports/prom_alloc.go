@@ -71,6 +71,7 @@ type jobMetrics struct {
 	exitCode, verdict, allocated, ended                  *promVec
 	nodes, failedNodes, containerNodes, containerFailed  *promVec
 	jobSpecs, peerMemoryNodes, profileNodes, driverNodes *promVec
+	actionNodes                                          *promVec
 	outlier, outliersOmitted                             *promVec
 }
 
@@ -88,6 +89,7 @@ func newJobMetrics() *jobMetrics {
 	m.jobSpecs = p.vec("gdrcheck_job_specs", "Specs of a suite by state (passed, failed, skipped), summed over the job's nodes.", "suite", "state")
 	m.peerMemoryNodes = p.vec("gdrcheck_job_peer_memory_nodes", "The job's nodes by the GPUDirect peer-memory mechanism that works (dmabuf, peermem, none; unknown where not probed) and nvidia_peermem's state: the 20 commonest pairs, the rest other.", "mechanism", "peermem")
 	m.profileNodes = p.vec("gdrcheck_job_profile_nodes", "The job's nodes by the baseline profile they matched (unknown where none): the 20 commonest, the rest other.", "profile")
+	m.actionNodes = p.vec("gdrcheck_job_action_nodes", "The job's nodes by remediation action (NONE, RERUN, FIX_CONFIG, RELOAD_DRIVER, RESET_GPU, REBOOT, REIMAGE, INVESTIGATE, CHECK_CABLE, REPLACE): the most disruptive of each node's failures.", "action")
 	m.driverNodes = p.vec("gdrcheck_job_driver_nodes", "The job's nodes by NVIDIA driver version (unknown where not read): the 20 commonest, the rest other.", "driver")
 	m.outlier = p.vec("gdrcheck_scaling_outlier", "A node the scaling suite named, by the metric that named it (busbw_robust_z: its robust z-score; slow_in_every_pair: 1) and verdict (fail, suspect): the 50 worst.", "outlier", "metric", "verdict")
 	m.outliersOmitted = p.vec("gdrcheck_scaling_outliers_omitted", "Outliers the scaling suite named beyond the 50 the textfile holds.")
@@ -127,7 +129,7 @@ func (m *jobMetrics) job(r *results.Results, job PromJob) {
 	suite := capNames(present, maxSuites)
 	hosts, containers := newNodeCounts(), newNodeCounts()
 	specs := specStates{}
-	peer, profile, driver := tally{}, tally{}, tally{}
+	peer, profile, driver, action := tally{}, tally{}, tally{}, tally{}
 	forEachNode(r, func(n results.Node, w int) {
 		for _, s := range n.Suites {
 			specs.add(suite(s.Name), s.Counts(), w)
@@ -141,6 +143,9 @@ func (m *jobMetrics) job(r *results.Results, job PromJob) {
 		peer.add(w, orUnknown(n.Fact("mechanism")), orUnknown(n.Fact("peermem")))
 		profile.add(w, orUnknown(n.Profile))
 		driver.add(w, orUnknown(n.Fact("driver")))
+		if n.Action != "" {
+			action.add(w, string(n.Action))
+		}
 	})
 	allocated := job.Nodes
 	if allocated == 0 {
@@ -155,7 +160,7 @@ func (m *jobMetrics) job(r *results.Results, job PromJob) {
 	for _, t := range []struct {
 		v *promVec
 		t tally
-	}{{m.peerMemoryNodes, peer}, {m.profileNodes, profile}, {m.driverNodes, driver}} {
+	}{{m.peerMemoryNodes, peer}, {m.profileNodes, profile}, {m.driverNodes, driver}, {m.actionNodes, action}} {
 		for _, row := range t.t.top(maxLabelValues) {
 			t.v.set(float64(row.n), append([]string{alloc}, row.values...)...)
 		}

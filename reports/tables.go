@@ -107,21 +107,37 @@ func SummaryTable(r *results.Results) Table {
 // FailuresTable lists every failed spec, and every node that could not be
 // evaluated, with its message.
 func FailuresTable(r *results.Results) Table {
-	t := Table{Title: "Failures", Header: []string{"node", "suite", "spec", "message"}}
+	t := Table{Title: "Failures", Header: []string{"node", "suite", "spec", "message", "action"}}
 	for _, n := range r.Nodes {
 		if n.Status != results.NodeEvaluated {
-			t.Rows = append(t.Rows, []string{nodeLabel(n), "-", n.Status, firstLine(n.Reason)})
+			t.Rows = append(t.Rows, []string{nodeLabel(n), "-", n.Status, firstLine(n.Reason), orDash(string(n.Action))})
 		}
 		for _, s := range n.Suites {
 			for _, sp := range s.Specs {
 				if !sp.Failed() {
 					continue
 				}
-				t.Rows = append(t.Rows, []string{nodeLabel(n), s.Name, sp.Name, firstLine(sp.Message)})
+				t.Rows = append(t.Rows, []string{nodeLabel(n), s.Name, sp.Name, firstLine(sp.Message), remedyText(sp)})
 			}
 		}
 	}
 	return t
+}
+
+// remedyText is a spec's action as the tables show it: "RESET_GPU gpu
+// 0000:39:00.0", "-" where it has none.
+func remedyText(sp results.Spec) string {
+	if sp.Action == "" {
+		return "-"
+	}
+	return strings.TrimSpace(fmt.Sprintf("%s %s %s", sp.Action, sp.Scope, sp.Entity))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 // FallbackTable compares the direct all_reduce with every forced fallback

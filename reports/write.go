@@ -52,6 +52,7 @@ func WriteAllWith(set *results.FileSet, dir string, r *results.Results, o WriteO
 // Prometheus textfile where o asks for one, in the form o asks for, each
 // written to its staged file as it is rendered.
 func Stage(set *results.FileSet, dir string, r *results.Results, o WriteOptions) error {
+	r.Settle()
 	if err := set.AddFunc(filepath.Join(dir, "junit.xml"), func(w io.Writer) error { return WriteJUnit(w, r, o.JUnit) }); err != nil {
 		return err
 	}

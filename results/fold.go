@@ -160,6 +160,9 @@ func foldKey(n Node) string {
 			if len(sp.Warnings()) > 0 {
 				b.WriteString("+warning")
 			}
+			if sp.Action != "" {
+				b.WriteString("+" + string(sp.Action) + "/" + string(sp.Scope))
+			}
 		}
 	}
 	b.WriteByte(0)
@@ -172,7 +175,7 @@ func foldKey(n Node) string {
 // and the start of its output (MaxLiteOutput), and each suite that could
 // not run with its skips (the exit code reads them).
 func (n Node) Lite() Node {
-	l := Node{Name: n.Name, Status: n.Status, Reason: n.Reason, Facts: n.Facts, Profile: n.Profile, Started: n.Started, Finished: n.Finished}
+	l := Node{Name: n.Name, Status: n.Status, Reason: n.Reason, Facts: n.Facts, Profile: n.Profile, Action: n.Action, Started: n.Started, Finished: n.Finished}
 	for _, s := range n.Suites {
 		if s.CannotRun() {
 			l.Suites = append(l.Suites, s)

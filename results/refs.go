@@ -71,10 +71,10 @@ func checkRef(n Node, where string) error {
 		return fmt.Errorf("%s: ref %q: want %q, the node's own results.json", where, bounded.ClipString(n.Ref, 300), RefFile(n.Name))
 	}
 	if n.Status != "" || n.Reason != "" || n.Facts != nil || n.GPUs != nil || n.Evidence != nil || n.Runs != nil || n.Steps != nil ||
-		n.Profile != "" || !n.Started.IsZero() || !n.Finished.IsZero() {
+		n.Profile != "" || n.Action != "" || !n.Started.IsZero() || !n.Finished.IsZero() {
 		return fmt.Errorf("%s: a ref holds only name, ref and the suites the merge added", where)
 	}
-	return nil
+	return checkActions(n, where)
 }
 
 // refReader reads the files refs name, through a root on the merged

@@ -60,8 +60,13 @@ type Node struct {
 	Evidence json.RawMessage `json:"evidence,omitempty"` // harness/node.Evidence
 	Runs     []Run           `json:"runs,omitempty"`     // measurements on this node alone
 	Profile  string          `json:"profile,omitempty"`  // the baseline profile matched
-	Started  time.Time       `json:"started"`
-	Finished time.Time       `json:"finished"`
+	// Action is what remediation does about the node: the most
+	// disruptive action of its failing and unevaluable specs, or of its
+	// status where it was not evaluated (Settle sets it); empty for a
+	// node with nothing to do.
+	Action   Action    `json:"action,omitempty"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
 	// Ref is, in a merged job's results.json, the node's own file that
 	// stands for it (refs.go); Scan reads it in its place, so a node
 	// never carries one past a read.
@@ -121,6 +126,13 @@ type Spec struct {
 	Metrics  []Metric `json:"metrics,omitempty"`
 	Notes    []string `json:"notes,omitempty"` // the facts behind the verdict; WARNING: lines
 	Setup    bool     `json:"setup,omitempty"` // BeforeSuite/AfterSuite
+	// Action, Scope and Entity say what remediation does about a failing
+	// or unevaluable spec (action.go), decided in suites/ with the cause:
+	// Entity is what the scope names (a GPU's bus id, a NIC, "mlx5_3/1",
+	// the node's name), several of one scope joined by ",".
+	Action Action `json:"action,omitempty"`
+	Scope  Scope  `json:"scope,omitempty"`
+	Entity string `json:"entity,omitempty"`
 }
 
 // Warnings are the notes that qualify a pass.

@@ -79,6 +79,7 @@ func NewLineEncoder(w io.Writer) *Encoder {
 
 // Node writes one node entry.
 func (e *Encoder) Node(n Node) error {
+	n.Settle()
 	if e.nodes > 0 {
 		e.write(",")
 	}
@@ -304,6 +305,7 @@ func decodeNodes(dec *bounded.TextDecoder, r *Results, nodes *int, visit func(No
 		} else if err := checkNode(n, where); err != nil {
 			return &offsetError{dec.InputOffset(), err}
 		}
+		n.Settle() // a ref's too: its added suites count
 		if err := visit(n); err != nil {
 			return err
 		}

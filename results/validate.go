@@ -65,6 +65,9 @@ func checkNode(n Node, where string) error {
 		return err
 	}
 	where = fmt.Sprintf("%s (named %q)", where, bounded.ClipString(n.Name, 80))
+	if err := checkActions(n, where); err != nil {
+		return err
+	}
 	if err := checkSteps(n.Steps, where); err != nil {
 		return err
 	}
@@ -92,4 +95,29 @@ func checkNamed(n Node, where string) error {
 		return nil
 	}
 	return fmt.Errorf("%s (named %q): status %q: want %s, %s, %s or %s", where, bounded.ClipString(n.Name, 80), n.Status, NodeEvaluated, NodeUnevaluable, NodeMissing, NodeInterrupted)
+}
+
+// checkActions refuses an action or scope outside the vocabulary
+// (action.go), and an entity without an action: a remediation pipeline
+// acts on these words, so one it does not know is an error, not a guess.
+// A failing spec without an action is taken (results.json from before
+// actions); tests make sure gdrcheck writes none.
+func checkActions(n Node, where string) error {
+	if n.Action != "" && !n.Action.Valid() {
+		return fmt.Errorf("%s: action %q: want one of %v", where, bounded.ClipString(string(n.Action), 80), Actions)
+	}
+	for i, s := range n.Suites {
+		for j, sp := range s.Specs {
+			at := fmt.Sprintf("%s.suites[%d].specs[%d] (%q)", where, i, j, bounded.ClipString(sp.Name, 80))
+			switch {
+			case sp.Action != "" && !sp.Action.Valid():
+				return fmt.Errorf("%s: action %q: want one of %v", at, bounded.ClipString(string(sp.Action), 80), Actions)
+			case sp.Scope != "" && !sp.Scope.Valid():
+				return fmt.Errorf("%s: scope %q: want one of %v", at, bounded.ClipString(string(sp.Scope), 80), Scopes)
+			case (sp.Scope != "" || sp.Entity != "") && sp.Action == "":
+				return fmt.Errorf("%s: a scope or entity without an action", at)
+			}
+		}
+	}
+	return nil
 }

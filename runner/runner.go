@@ -351,8 +351,16 @@ func (r *nodeRun) judge() error {
 		n.Status = results.NodeUnevaluable
 		n.Reason = err.Error()
 	}
-	interrupted(opt, n)
+	finish(opt, n)
 	return nil
+}
+
+// finish completes a judged node: interrupted where a signal stopped it,
+// and its actions settled (results.Node.Settle) before any view renders
+// it.
+func finish(opt Options, n *results.Node) {
+	interrupted(opt, n)
+	n.Settle()
 }
 
 // interrupted marks a node whose run a signal stopped: its report holds

@@ -150,7 +150,7 @@ func runScaling(opt Options, store *baseline.Store) (*results.Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	interrupted(opt, &n)
+	finish(opt, &n)
 	n.Finished = time.Now().UTC()
 	return &results.Results{
 		Schema:   results.Schema,

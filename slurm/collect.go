@@ -303,38 +303,69 @@ func (m *Merged) resultsPath() string { return m.set.Path(0) }
 func (m *Merged) Discard() { m.set.Abort() }
 
 // FailedNodes maps each node that failed or never reported to a short
-// reason, for draining.
+// reason ending in the node's action, for draining: "kernel: no
+// GPUDirect peer-memory mechanism works... action=RELOAD_DRIVER".
 func FailedNodes(res *results.Results) map[string]string {
+	causes, actions := failedNodes(res)
+	for n, c := range causes {
+		causes[n] = DrainReason(c, actions[n])
+	}
+	return causes
+}
+
+// failedNodes is FailedNodes' causes and each node's action: the node's
+// own, or for a node the allocation's specs blame, that spec's.
+func failedNodes(res *results.Results) (map[string]string, map[string]results.Action) {
 	out := map[string]string{}
+	actions := map[string]results.Action{}
 	res.Each(func(n results.Node) {
 		if n.Name == AllocationNode {
-			blameNodes(n, res, out)
+			blameNodes(n, res, out, actions)
 			return
 		}
+		actions[n.Name] = results.MostDisruptive(actions[n.Name], n.Action)
 		if n.Status != results.NodeEvaluated {
 			out[n.Name] = n.Status + ": " + n.Reason
 			return
 		}
-		for _, s := range n.Suites {
-			if s.Name == results.SuiteCompare {
-				continue
-			}
-			for _, sp := range s.Specs {
-				if sp.Failed() {
-					if _, ok := out[n.Name]; !ok {
-						out[n.Name] = s.Name + ": " + sp.Message
-					}
-				}
+		if _, ok := out[n.Name]; !ok {
+			if c := nodeCause(n); c != "" {
+				out[n.Name] = c
 			}
 		}
 	})
-	return out
+	return out, actions
+}
+
+// nodeCause is a failing node's drain cause: the first failed spec that
+// asks the node's action, so the cause and the action agree, else the
+// first failed spec; the compare suite's regressions are no cause.
+func nodeCause(n results.Node) string {
+	first := ""
+	for _, s := range n.Suites {
+		if s.Name == results.SuiteCompare {
+			continue
+		}
+		for _, sp := range s.Specs {
+			if !sp.Failed() {
+				continue
+			}
+			c := s.Name + ": " + sp.Message
+			if sp.Action == n.Action {
+				return c
+			}
+			if first == "" {
+				first = c
+			}
+		}
+	}
+	return first
 }
 
 // blameNodes adds the nodes the scaling suite named in a failed spec (a
 // failed metric whose subject is a node of the job: slow in every pair,
 // a severe outlier).
-func blameNodes(alloc results.Node, res *results.Results, out map[string]string) {
+func blameNodes(alloc results.Node, res *results.Results, out map[string]string, actions map[string]results.Action) {
 	known := map[string]bool{}
 	res.Each(func(n results.Node) { known[n.Name] = true })
 	for _, s := range alloc.Suites {
@@ -346,6 +377,7 @@ func blameNodes(alloc results.Node, res *results.Results, out map[string]string)
 				if m.Verdict == "fail" && known[m.Subject] && m.Subject != AllocationNode {
 					if _, ok := out[m.Subject]; !ok {
 						out[m.Subject] = s.Name + ": " + sp.Message
+						actions[m.Subject] = results.MostDisruptive(actions[m.Subject], sp.Action)
 					}
 				}
 			}

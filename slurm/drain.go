@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // DrainPrefix starts every drain reason gdrcheck writes, so it can tell
@@ -93,8 +95,25 @@ func (c Client) Undrain(ctx context.Context, names []string) ([]DrainResult, err
 	return out, nil
 }
 
+// maxReason is the longest drain reason gdrcheck writes after its prefix.
+const maxReason = 120
+
+// DrainReason is a cause shortened to leave room for the action it ends
+// with (" action=RESET_GPU"), which remediation pipelines parse: the
+// cause is a message from the node and is clipped, the action never. A
+// cause without a valid action ends in none.
+func DrainReason(cause string, a results.Action) string {
+	if !a.Valid() {
+		return shortReason(cause)
+	}
+	tail := " action=" + string(a)
+	return clipReason(cause, maxReason-len(tail)) + tail
+}
+
 // shortReason keeps a drain reason to one line Slurm accepts.
-func shortReason(s string) string {
+func shortReason(s string) string { return clipReason(s, maxReason) }
+
+func clipReason(s string, limit int) string {
 	s, _, _ = strings.Cut(s, "\n")
 	s = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == '"' {
@@ -102,8 +121,8 @@ func shortReason(s string) string {
 		}
 		return r
 	}, s)
-	if len(s) > 120 {
-		s = s[:117] + "..."
+	if len(s) > limit {
+		s = s[:limit-3] + "..."
 	}
 	return fmt.Sprint(strings.TrimSpace(s))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/onsi/ginkgo/v2/formatter"
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
@@ -110,6 +111,7 @@ func convert(r types.Report, areas []string) ([]results.Suite, error) {
 		sp := spec(sr)
 		if sp.State == results.StateSkipped && sp.Message == "" && setupFailed != "" {
 			sp.Message, sp.SkipKind = "not run: "+setupFailed, results.SkipCannotRun
+			sp.SetRemedy(cannotRunRemedy)
 		}
 		s.Specs = append(s.Specs, sp)
 	}
@@ -172,6 +174,9 @@ func spec(sr types.SpecReport) results.Spec {
 			}
 		}
 	}
+	if sp.NeedsRemedy() {
+		sp.SetRemedy(remedyOf(sp, sr.ReportEntries, runEvidence()))
+	}
 	for _, e := range sr.ReportEntries {
 		if e.Name == NoteEntry {
 			if s, ok := e.Value.GetRawValue().(string); ok {
@@ -180,6 +185,15 @@ func spec(sr types.SpecReport) results.Spec {
 		}
 	}
 	return sp
+}
+
+// runEvidence is the run's node evidence, nil outside a run or where it
+// was not collected.
+func runEvidence() *node.Evidence {
+	if current == nil {
+		return nil
+	}
+	return current.Evidence
 }
 
 func state(s types.SpecState) string {

@@ -13,6 +13,7 @@ var _ = ginkgo.BeforeSuite(func() {
 	if Current().Evidence == nil {
 		return
 	}
+	declare(evidenceRemedy(Evidence()))
 	gomega.Expect(Evidence()).To(HaveCollectedEvidence())
 })
 
@@ -27,6 +28,7 @@ var _ = ginkgo.AfterSuite(func() {
 	if ev == nil || ev.Fatal() != nil {
 		return
 	}
+	declare(evidenceRemedy(ev))
 	gomega.Expect(ev).To(HaveCompleteEvidence())
 })
 

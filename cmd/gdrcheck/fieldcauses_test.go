@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -163,25 +164,66 @@ func TestEachFieldCauseVariantFailsForItsOwnReason(t *testing.T) {
 			"fabric / runs every RoCE rail port at the node's highest active MTU",
 			"every RoCE rail runs at active MTU 1024", true, "topology,kernel,bar1,fabric", roceBaselines},
 	}
+	actions := fieldCauseActions(t)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			root := variantOf(t, c.edit)
-			judgeVariant(t, root, c.spec, c.says, c.warn, c.suites, c.args)
+			res := judgeVariant(t, root, c.spec, c.says, c.warn, c.suites, c.args)
+			if c.warn {
+				return
+			}
+			// The failing spec asks what docs/field-causes.md says
+			// the cause needs.
+			m := causeNumber.FindStringSubmatch(c.name)
+			if m == nil {
+				t.Fatalf("%q names no cause (#N)", c.name)
+			}
+			want := actions[m[1]]
+			for _, s := range res.Nodes[0].Suites {
+				for _, sp := range s.Specs {
+					if s.Name+" / "+sp.Name == c.spec && sp.Action != want {
+						t.Errorf("%s asks %s (%s %s); docs/field-causes.md says cause #%s needs %s", c.spec, sp.Action, sp.Scope, sp.Entity, m[1], want)
+					}
+				}
+			}
 		})
 	}
+}
+
+var causeNumber = regexp.MustCompile(`\(#(\d+)\)`)
+
+// fieldCauseActions reads the action column of docs/field-causes.md:
+// cause number -> action.
+func fieldCauseActions(t *testing.T) map[string]results.Action {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/field-causes.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("^\\| (\\d+) \\|.*\\| `([A-Z_]+)`[^|]*\\|$")
+	out := map[string]results.Action{}
+	for _, l := range strings.Split(string(b), "\n") {
+		if m := row.FindStringSubmatch(l); m != nil {
+			out[m[1]] = results.Action(m[2])
+		}
+	}
+	if len(out) != 42 {
+		t.Fatalf("docs/field-causes.md: %d rows with an action, want 42", len(out))
+	}
+	return out
 }
 
 // judgeVariant runs the suites (and args) on a variant root: spec fails
 // saying says and no other spec fails but those in also (the same cause
 // seen by another spec), or, with warn, every spec passes and spec's
 // first warning starts with says.
-func judgeVariant(t *testing.T, root, spec, says string, warn bool, suites string, args []string, also ...string) {
+func judgeVariant(t *testing.T, root, spec, says string, warn bool, suites string, args []string, also ...string) *results.Results {
 	t.Helper()
 	exit := 1
 	if warn {
 		exit = 0
 	}
-	judgeRun(t, root, spec, says, exit, suites, args, also...)
+	return judgeRun(t, root, spec, says, exit, suites, args, also...)
 }
 
 // judgeRun is judgeVariant for a run that must exit with exit (0: spec

@@ -89,6 +89,10 @@ type verdicts struct {
 	Status   string   `json:"status"`
 	Reason   string   `json:"reason,omitempty"`
 	Specs    []string `json:"specs"`
+	// Action is the node's; Actions the remedy of each failing or
+	// unevaluable spec, "suite / spec: ACTION scope entity".
+	Action  results.Action `json:"action"`
+	Actions []string       `json:"actions,omitempty"`
 }
 
 // shapeRuns are the nccl-tests runs a fixture node's NCCL suites replay,
@@ -201,7 +205,14 @@ func runFixtureOn(t *testing.T, launcher []string, name string, recs map[string]
 				line += ": " + strings.SplitN(sp.Message, "\n", 2)[0]
 			}
 			v.Specs = append(v.Specs, line)
+			if sp.NeedsRemedy() {
+				v.Actions = append(v.Actions, fmt.Sprintf("%s / %s: %s %s %s", s.Name, sp.Name, sp.Action, sp.Scope, sp.Entity))
+			}
 		}
+	}
+	v.Action = n.Action
+	for _, u := range n.Unremedied() {
+		t.Errorf("%s: %s failed or could not run without an action, scope and entity (suites.Remedy)", name, u)
 	}
 	if v.ExitCode != res.ExitCode() {
 		t.Errorf("%s: process exit %d, results say %d", name, v.ExitCode, res.ExitCode())

@@ -94,6 +94,14 @@ func checkPromAgrees(t *testing.T, path string, res *results.Results) {
 	for _, n := range res.Nodes {
 		node := n.Name
 		want(series("gdrcheck_build_info", "node", node, "version", res.Tool.Version), 1)
+		want(series("gdrcheck_node_action_info", "node", node, "action", string(n.Action)), 1)
+		for _, s := range n.Suites {
+			for _, sp := range s.Specs {
+				if sp.NeedsRemedy() {
+					want(series("gdrcheck_spec_action_info", "node", node, "suite", s.Name, "spec", sp.Name, "action", string(sp.Action), "scope", string(sp.Scope), "entity", sp.Entity), 1)
+				}
+			}
+		}
 		if mech := n.Fact("mechanism"); mech != "" {
 			want(series("gdrcheck_peer_memory_info", "node", node, "mechanism", mech, "peermem", n.Fact("peermem")), 1)
 		}

@@ -209,6 +209,13 @@ func TestJobOnFourNodesReportsExactlyTheBrokenNodeAndScales(t *testing.T) {
 		if n["NodeName"] == "node3" && (!drained || !strings.HasPrefix(n["Reason"], "gdrcheck: ")) {
 			t.Errorf("node3 not drained by gdrcheck: %v %v", n["State"], n["Reason"])
 		}
+		// The reason ends in the node's action, for remediation
+		// pipelines (Slurm adds " [user@time]"), and cites the spec
+		// that asks it: a GPU far from its NIC is a card a person
+		// moves, and the slow bandwidth it causes asks less.
+		if n["NodeName"] == "node3" && (!strings.HasPrefix(n["Reason"], "gdrcheck: topology: GPU 4 0000:98:00.0 -> mlx5_4 is SYS") || !strings.Contains(n["Reason"], " action=INVESTIGATE [")) {
+			t.Errorf("node3's drain reason %q does not cite its topology and end in action=INVESTIGATE", n["Reason"])
+		}
 		if n["NodeName"] != "node3" && drained {
 			t.Errorf("%s drained", n["NodeName"])
 		}

@@ -151,6 +151,10 @@ func TestMakeRunFaultCatchesNamesAndDrainsThePlantedNode(t *testing.T) {
 	if len(failed) != 1 || !strings.HasPrefix(failed["node3"], "kernel: no GPUDirect peer-memory mechanism works") {
 		t.Errorf("failed nodes %v, want node3 alone for its peer memory", failed)
 	}
+	// No peer memory is a module to load, however slow it left the node.
+	if !strings.HasSuffix(failed["node3"], " action=RELOAD_DRIVER") {
+		t.Errorf("node3's drain reason %q does not end in action=RELOAD_DRIVER", failed["node3"])
+	}
 	for _, want := range []string{
 		"| node3      | none      | NO                    | NET/IB                | NOT PROVEN: with P2P and SHM disabled NCCL did not reach GPU memory through the NICs",
 		"slow in every pair it was in: node3",

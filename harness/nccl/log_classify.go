@@ -44,16 +44,36 @@ var (
 	dmabufRe   = regexp.MustCompile(`^DMA-BUF is available on GPU device (\d+)`)
 	// NCCL_PARAM values print "set by environment to"; net_ib.cc prints
 	// "NCCL_IB_HCA set to mlx5_0,mlx5_1".
-	envRe      = regexp.MustCompile(`^(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*?)\.?\s*$`)
-	commRe     = regexp.MustCompile(`comm (\S+) rank (\d+) nranks (\d+) cudaDev (\d+)(?: nvmlDev \d+)? busId ([0-9a-fA-F]+)`)
-	commTopoRe = regexp.MustCompile(`comm (\S+) rank (\d+) nRanks (\d+) nNodes (\d+) localRanks (\d+) localRank (\d+)`)
+	envRe = regexp.MustCompile(`^(NCCL_[A-Z0-9_]+) set (?:by environment )?to (.*?)\.?\s*$`)
+	// The comm lines are matched by hand (log_comm.go).
 )
 
-// info handles the message of one INFO line.
+// info handles the message of one INFO line: by the first byte of its
+// message, a line starts with at most one of the prefixes (starts), else
+// it may be a comm line.
 func (p *logParser) info(prefix, msg []byte) {
+	if len(msg) > 0 && starts[msg[0]] && p.prefixed(prefix, msg) {
+		return
+	}
+	if bytes.Contains(msg, txtComm) {
+		p.commLine(prefix, msg)
+	}
+}
+
+// starts holds the first bytes of the prefixes prefixed looks for.
+var starts = func() (t [256]bool) {
+	for _, p := range []string{pfxChannel, pfxCollNet, pfxRing, pfxNetwork, pfxNET, pfxGPUGDR, pfxDMABUF, pfxEnv} {
+		t[p[0]] = true
+	}
+	return t
+}()
+
+// prefixed handles a message that starts with one of the prefixes info
+// knows, and says whether it did.
+func (p *logParser) prefixed(prefix, msg []byte) bool {
 	s := p.s
 	switch {
-	case bytes.HasPrefix(msg, pfxChannel), bytes.HasPrefix(msg, pfxCollNet), bytes.HasPrefix(msg, pfxRing):
+	case hasPrefix(msg, pfxChannel), hasPrefix(msg, pfxCollNet), hasPrefix(msg, pfxRing):
 		if c, via, ok := parseConnection(msg); ok {
 			if k := interleavedAt(via); k > 0 {
 				// Another process's line continues this one mid-line
@@ -62,24 +82,24 @@ func (p *logParser) info(prefix, msg []byte) {
 				rest := via[k:]
 				p.connection(prefix, c, via[:k])
 				p.line(rest)
-				return
+				return true
 			}
 			p.connection(prefix, c, via)
 		}
-	case bytes.HasPrefix(msg, pfxNetwork):
+	case hasPrefix(msg, pfxNetwork):
 		if s.Network == "" {
 			if m := networkRe.FindSubmatch(msg); m != nil {
 				s.Network = keepField(m[1])
 			}
 		}
-	case bytes.HasPrefix(msg, pfxNET):
+	case hasPrefix(msg, pfxNET):
 		if bytes.Contains(msg, txtUsing) {
 			// Each process's own list: before the repeat check,
 			// since processes print the same list.
 			p.nics.using(prefix, msg)
 		}
 		if p.repeated[string(msg)] {
-			return
+			return true
 		}
 		if bytes.Contains(msg, txtGDR) {
 			if m := hcaRe.FindSubmatch(msg); m != nil {
@@ -114,9 +134,9 @@ func (p *logParser) info(prefix, msg []byte) {
 				p.remember(msg)
 			}
 		}
-	case bytes.HasPrefix(msg, pfxGPUGDR):
+	case hasPrefix(msg, pfxGPUGDR):
 		if p.repeated[string(msg)] {
-			return
+			return true
 		}
 		if m := gpuGDRRe.FindSubmatch(msg); m != nil {
 			g := GDRGPU{GPU: keepField(m[2]), HCA: keepField(m[3]), Enabled: string(m[1]) == "Enabled", Mode: keepField(m[4])}
@@ -126,22 +146,23 @@ func (p *logParser) info(prefix, msg []byte) {
 			}
 			p.remember(msg)
 		}
-	case bytes.HasPrefix(msg, pfxDMABUF):
+	case hasPrefix(msg, pfxDMABUF):
 		if m := dmabufRe.FindSubmatch(msg); m != nil {
 			if n := atoi(string(m[1])); !slices.Contains(s.DMABUFGPUs, n) && len(s.DMABUFGPUs) < maxKept {
 				s.DMABUFGPUs = append(s.DMABUFGPUs, n)
 			}
 		}
-	case bytes.HasPrefix(msg, pfxEnv):
+	case hasPrefix(msg, pfxEnv):
 		if m := envRe.FindSubmatch(msg); m != nil {
 			k := keepField(m[1])
 			if _, ok := s.Env[k]; ok || len(s.Env) < maxKept {
 				s.Env[k] = keep(m[2])
 			}
 		}
-	case bytes.Contains(msg, txtComm):
-		p.commLine(prefix, msg)
+	default:
+		return false
 	}
+	return true
 }
 
 // remember marks an idempotent message as handled, while there is room;
@@ -168,13 +189,13 @@ func (p *logParser) commLine(prefix, msg []byte) {
 		return
 	}
 	s := p.s
-	if m := commTopoRe.FindSubmatch(msg); m != nil {
-		c := p.comm(prefix, m[1])
-		c.Rank, c.Ranks, c.Nodes, c.LocalRanks, c.LocalRank = atoi(string(m[2])), atoi(string(m[3])), atoi(string(m[4])), atoi(string(m[5])), atoi(string(m[6]))
+	if m, ok := matchCommTopo(msg); ok {
+		c := p.comm(prefix, m.id)
+		c.Rank, c.Ranks, c.Nodes, c.LocalRanks, c.LocalRank = atoi(string(m.nums[0])), atoi(string(m.nums[1])), atoi(string(m.nums[2])), atoi(string(m.nums[3])), atoi(string(m.nums[4]))
 		s.Ranks, s.Nodes, s.LocalRanks = max(s.Ranks, c.Ranks), max(s.Nodes, c.Nodes), max(s.LocalRanks, c.LocalRanks)
-	} else if m := commRe.FindSubmatch(msg); m != nil {
-		c := p.comm(prefix, m[1])
-		c.Rank, c.Ranks, c.CudaDev, c.BusID = atoi(string(m[2])), atoi(string(m[3])), atoi(string(m[4])), keepField(m[5])
+	} else if m, ok := matchComm(msg); ok {
+		c := p.comm(prefix, m.id)
+		c.Rank, c.Ranks, c.CudaDev, c.BusID = atoi(string(m.nums[0])), atoi(string(m.nums[1])), atoi(string(m.nums[2])), keepField(m.busID)
 		s.Ranks = max(s.Ranks, c.Ranks)
 	}
 }

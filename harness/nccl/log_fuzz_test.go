@@ -257,7 +257,7 @@ func FuzzParseConnectionAgreesWithTheRegexps(f *testing.F) {
 			f.Fatal(err)
 		}
 		for line := range strings.Lines(string(b)) {
-			if _, _, msg, ok := splitLogLine([]byte(line)); ok && (bytes.HasPrefix(msg, pfxChannel) || bytes.HasPrefix(msg, pfxCollNet)) {
+			if _, _, msg, ok := splitLogLine([]byte(line)); ok && (hasPrefix(msg, pfxChannel) || hasPrefix(msg, pfxCollNet)) {
 				f.Add(string(msg))
 			}
 		}

@@ -25,25 +25,26 @@ const (
 var (
 	gdrDistanceRe = regexp.MustCompile(`GPU Direct RDMA Disabled for GPU \S+ / HCA \S+ \(distance \d+ >=? \d+\)`)
 	ofiGDRRe      = regexp.MustCompile(`^NET/OFI .*(?:disabling GDR|GDR disabled)`)
-	txtIBNoDevice = []byte("NET/IB : No device found")
+	txtDistance   = []byte("(distance ")
 )
 
 // otherHints looks for those hints in the message of an INFO or WARN line;
 // the no-device hint waits for the end of the log (finishHints).
 func (p *logParser) otherHints(msg []byte) {
 	switch {
-	case bytes.HasPrefix(msg, txtIBNoDevice):
+	case hasPrefix(msg, "NET/IB : No device found"):
 		if p.ibNoDevice == nil {
 			p.ibNoDevice, p.ibNoDeviceLine = bytes.Clone(msg), p.lineNo
 		}
-	case bytes.Contains(msg, txtGDR) && bytes.Contains(msg, []byte("(distance ")):
+	case bytes.IndexByte(msg, '(') >= 0 && bytes.Contains(msg, txtDistance) && bytes.Contains(msg, txtGDR):
+		// '(' first: one byte scan turns most lines away.
 		// Keyed apart from p.repeated, which info() uses to skip the
 		// line's GDRGPU record.
 		if key := HintGDRDistance + "\x00" + string(msg); gdrDistanceRe.Match(msg) && !p.repeated[key] {
 			p.hint(HintGDRDistance, msg)
 			p.repeated[key] = true
 		}
-	case bytes.HasPrefix(msg, []byte("NET/OFI ")) && ofiGDRRe.Match(msg):
+	case hasPrefix(msg, "NET/OFI ") && ofiGDRRe.Match(msg):
 		p.hint(HintOFIGDRDisabled, msg)
 	}
 }

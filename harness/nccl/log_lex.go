@@ -58,16 +58,26 @@ func (p *logParser) flushWarn() {
 	}
 }
 
-// Message prefixes, as bytes for the hot path.
+// Message prefixes, as constants: hasPrefix compares them in a few
+// loads, where bytes.HasPrefix calls memeqbody.
+const (
+	pfxChannel = "Channel "
+	pfxRing    = "Ring " // the connection lines of NCCL before 2.5
+	pfxCollNet = "CollNet "
+	pfxNetwork = "Using network "
+	pfxNET     = "NET/"
+	pfxGPUGDR  = "GPU Direct RDMA "
+	pfxDMABUF  = "DMA-BUF "
+	pfxEnv     = "NCCL_"
+)
+
+// hasPrefix is bytes.HasPrefix for a constant prefix.
+func hasPrefix(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
+}
+
+// Texts searched for, as bytes for the hot path.
 var (
-	pfxChannel  = []byte("Channel ")
-	pfxRing     = []byte("Ring ") // the connection lines of NCCL before 2.5
-	pfxCollNet  = []byte("CollNet ")
-	pfxNetwork  = []byte("Using network ")
-	pfxNET      = []byte("NET/")
-	pfxGPUGDR   = []byte("GPU Direct RDMA ")
-	pfxDMABUF   = []byte("DMA-BUF ")
-	pfxEnv      = []byte("NCCL_")
 	txtGDR      = []byte("GPU Direct RDMA")
 	txtUsing    = []byte(": Using ")
 	txtComm     = []byte("comm ")
@@ -93,34 +103,70 @@ const (
 	levelTrace
 )
 
-var (
-	txtNCCL   = []byte(" NCCL ")
-	txtInfo   = []byte("INFO")
-	txtWarn   = []byte("WARN")
-	txtTrace  = []byte("TRACE")
-	logLevels = []struct {
-		word  []byte
-		level int
-	}{{txtInfo, levelInfo}, {txtWarn, levelWarn}, {txtTrace, levelTrace}}
-)
+var txtNCCL = []byte(" NCCL ")
 
 // splitLogLine splits "host:pid:tid [dev] [file:line ]NCCL LEVEL msg" at
 // the first " NCCL " followed by INFO, WARN or TRACE. msg is trimmed.
 func splitLogLine(line []byte) (level int, prefix, msg []byte, ok bool) {
+	// Most lines are "host:pid:tid [dev] NCCL INFO msg": their first
+	// " NCCL " is right after "[dev]", and their prefix has no stamp.
+	if at := plainPrefixEnd(line); at > 0 {
+		if level, n := levelAt(line[at+len(txtNCCL):]); level != 0 {
+			return level, line[:at], bytes.TrimSpace(line[at+len(txtNCCL)+n:]), true
+		}
+	}
 	for off := 0; ; {
 		i := bytes.Index(line[off:], txtNCCL)
 		if i < 0 {
 			return 0, nil, nil, false
 		}
 		at := off + i
-		rest := line[at+len(txtNCCL):]
-		for _, lv := range logLevels {
-			if bytes.HasPrefix(rest, lv.word) {
-				return lv.level, unstamped(line[:at]), bytes.TrimSpace(rest[len(lv.word):]), true
-			}
+		if level, n := levelAt(line[at+len(txtNCCL):]); level != 0 {
+			return level, unstamped(line[:at]), bytes.TrimSpace(line[at+len(txtNCCL)+n:]), true
 		}
 		off = at + 1
 	}
+}
+
+// levelAt is the level word rest starts with and its length; 0 if none.
+func levelAt(rest []byte) (level, n int) {
+	switch {
+	case hasPrefix(rest, "INFO"):
+		return levelInfo, len("INFO")
+	case hasPrefix(rest, "WARN"):
+		return levelWarn, len("WARN")
+	case hasPrefix(rest, "TRACE"):
+		return levelTrace, len("TRACE")
+	}
+	return 0, 0
+}
+
+// plainPrefixEnd is, for a line that starts "host:pid:tid [digits] NCCL ",
+// the index of the space before "NCCL"; 0 for any other line. No " NCCL "
+// can come before it, as neither field holds a space, and unstamped
+// would return the prefix before it unchanged.
+func plainPrefixEnd(line []byte) int {
+	// isHostPidTid of the first field, in the same scan: the host ends
+	// at the first ":", which must come before the first space.
+	i := 0
+	for i < len(line) && line[i] != ':' && line[i] != ' ' {
+		i++
+	}
+	if i == 0 || i == len(line) || line[i] != ':' || line[0] == '[' {
+		return 0
+	}
+	i, ok := digitsThen(line, i+1, ':')
+	if !ok {
+		return 0
+	}
+	if i, ok = digitsThen(line, i+1, ' '); !ok || !hasPrefix(line[i+1:], "[") {
+		return 0
+	}
+	i, ok = digitsThen(line, i+2, ']')
+	if !ok || !hasPrefix(line[i+1:], " NCCL ") {
+		return 0
+	}
+	return i + 1
 }
 
 // unstamped drops what NCCL puts before "host:pid:tid" when asked for
@@ -144,23 +190,36 @@ func unstamped(prefix []byte) []byte {
 	return prefix
 }
 
-// isHostPidTid reports whether f looks like "host:1234:1234".
+// isHostPidTid reports whether f looks like "host:1234:1234": a host not
+// starting with "[", then two numbers, each after one ":". It scans by
+// hand: it runs on every NCCL line.
 func isHostPidTid(f []byte) bool {
-	parts := bytes.Split(f, []byte(":"))
-	if len(parts) != 3 || len(parts[0]) == 0 || parts[0][0] == '[' {
+	i := bytes.IndexByte(f, ':')
+	if i <= 0 || f[0] == '[' {
 		return false
 	}
-	for _, n := range parts[1:] {
-		if len(n) == 0 {
-			return false
-		}
-		for _, c := range n {
-			if c < '0' || c > '9' {
-				return false
-			}
-		}
+	i, ok := digitsThen(f, i+1, ':')
+	if !ok {
+		return false
 	}
-	return true
+	i, ok = digitsThen(f, i+1, 0)
+	return ok && i == len(f)
+}
+
+// digitsThen skips the digits of f from i, at least one, and says where
+// they end and whether the byte there is end (0: f ends there).
+func digitsThen(f []byte, i int, end byte) (int, bool) {
+	start := i
+	for i < len(f) && '0' <= f[i] && f[i] <= '9' {
+		i++
+	}
+	if i == start {
+		return i, false
+	}
+	if end == 0 {
+		return i, i == len(f)
+	}
+	return i, i < len(f) && f[i] == end
 }
 
 // warnSource is the "file.cc:123" NCCL puts before "NCCL WARN".
@@ -351,7 +410,7 @@ func (sc *scanner) dir() string {
 // "transport/net.cc:1134 -> 6", checking cheap bytes before the regexp.
 func isErrTrace(msg []byte) bool {
 	sp := bytes.IndexByte(msg, ' ')
-	if sp <= 0 || !bytes.HasPrefix(msg[sp:], txtArrow) {
+	if sp <= 0 || !hasPrefix(msg[sp:], " -> ") {
 		return false
 	}
 	field := msg[:sp]

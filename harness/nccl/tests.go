@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 	"io"
 	"strconv"
 	"strings"
@@ -200,120 +201,140 @@ func (t *TestsResult) Failed() bool {
 //
 // Input with no nccl-tests line at all is an error wrapping ErrNoData.
 func ParseTests(r io.Reader) (*TestsResult, error) {
-	res := &TestsResult{Devices: []Device{}, Rows: []Row{}, Failures: []Failure{}}
-	lay := defaultLayout
-	var libraryCode string
-	seen := false
-	rowsOpen, footers := 0, 0 // rows since the last "# Avg bus bandwidth" line, and those lines
-	headers := 0              // table header lines
-	var tab sweepTable
-	lr := newLines(r)
+	p := &testsParser{
+		res: &TestsResult{Devices: []Device{}, Rows: []Row{}, Failures: []Failure{}},
+		lay: defaultLayout,
+		lr:  newLines(r),
+	}
 	for {
-		b, ok := lr.Next()
+		b, ok := p.lr.Next()
 		if !ok {
 			break
 		}
-		if res.NCCLVersion == "" && bytes.Contains(b, ncclVersionText) {
-			if m := ncclVersionRe.FindSubmatch(b); m != nil {
-				res.NCCLVersion, res.CUDAVersion, seen = keepField(m[1]), keepField(m[2]), true
-				continue
-			}
-		}
-		if isLogLine(b) {
-			// NCCL's own log, interleaved with the table: judged only
-			// where it breaks a row or warns inside the table.
-			res.tableLog(b, lr.N(), &tab, lay)
-			continue
-		}
-		line := string(b)
-		trimmed := strings.TrimSpace(line)
-		comment, pasted := trimmed, false
-		if !strings.HasPrefix(trimmed, "#") {
-			comment, pasted = pastedLine(trimmed)
-		}
-		if strings.HasPrefix(comment, "#") {
-			if parseTestsComment(comment, lr.N(), res, &lay, &libraryCode) {
-				seen = true
-				switch {
-				case avgBusBWRe.MatchString(comment):
-					rowsOpen, footers = 0, footers+1
-					tab.end()
-				case isHeader(comment):
-					tab.start()
-					headers++
-				}
-				continue
-			}
-			if !pasted {
-				continue
-			}
-		}
-		if f, ok := parseFailure(line); ok {
-			f.Line = lr.N()
-			res.addFailure(f)
-			seen = true
-			continue
-		}
-		if len(trimmed) > maxText {
-			// No row is this long: keep it as unparsed if it starts like one.
-			if i := strings.IndexFunc(trimmed, unicode.IsSpace); i > 0 && rowStart([]string{trimmed[:i]}) {
-				res.addUnparsed(line)
-				if tab.open {
-					tab.damaged("line %d: %s is longer than any row: the row is not measured, so the largest size measured is not known", lr.N(), rowName(trimmed[:i]))
-				}
-			}
-			continue
-		}
-		fields := strings.Fields(trimmed)
-		if len(fields) == 0 {
-			continue
-		}
-		if !rowStart(fields) {
-			continue // prose, "...", launcher noise
-		}
-		row, ok := parseRow(fields, lay)
-		if !ok {
-			res.addUnparsed(line)
-			if tab.open {
-				tab.broken(fields, lay, lr.N(), false)
-			}
-			continue
-		}
-		res.addRow(row, lr.N())
-		tab.row(row, lr.N())
-		rowsOpen++
-		seen = true
+		p.line(b)
 	}
-	if err := lr.Err(); err != nil {
+	if err := p.lr.Err(); err != nil {
 		return nil, fmt.Errorf("reading nccl-tests output: %w", err)
 	}
-	if !seen {
+	if !p.seen {
 		return nil, fmt.Errorf("parsing nccl-tests output: %w", ErrNoData)
 	}
-	if res.NCCLVersion == "" && libraryCode != "" {
-		res.NCCLVersion = versionFromCode(libraryCode)
+	return p.finish(), nil
+}
+
+// testsParser is ParseTests' state between lines.
+type testsParser struct {
+	res         *TestsResult
+	lay         layout
+	libraryCode string
+	seen        bool
+	// rowsOpen are the rows since the last "# Avg bus bandwidth" line,
+	// footers those lines, headers the table header lines.
+	rowsOpen, footers, headers int
+	tab                        sweepTable
+	lr                         *bounded.Lines
+}
+
+// line reads one line of the output.
+func (p *testsParser) line(b []byte) {
+	if p.res.NCCLVersion == "" && bytes.Contains(b, ncclVersionText) {
+		if m := ncclVersionRe.FindSubmatch(b); m != nil {
+			p.res.NCCLVersion, p.res.CUDAVersion, p.seen = keepField(m[1]), keepField(m[2]), true
+			return
+		}
+	}
+	if isLogLine(b) {
+		// NCCL's own log, interleaved with the table: judged only
+		// where it breaks a row or warns inside the table.
+		p.res.tableLog(b, p.lr.N(), &p.tab, p.lay)
+		return
+	}
+	line := string(b)
+	trimmed := strings.TrimSpace(line)
+	comment, pasted := trimmed, false
+	if !strings.HasPrefix(trimmed, "#") {
+		comment, pasted = pastedLine(trimmed)
+	}
+	if strings.HasPrefix(comment, "#") {
+		if parseTestsComment(comment, p.lr.N(), p.res, &p.lay, &p.libraryCode) {
+			p.seen = true
+			switch {
+			case avgBusBWRe.MatchString(comment):
+				p.rowsOpen, p.footers = 0, p.footers+1
+				p.tab.end()
+			case isHeader(comment):
+				p.tab.start()
+				p.headers++
+			}
+			return
+		}
+		if !pasted {
+			return
+		}
+	}
+	if f, ok := parseFailure(line); ok {
+		f.Line = p.lr.N()
+		p.res.addFailure(f)
+		p.seen = true
+		return
+	}
+	if len(trimmed) > maxText {
+		// No row is this long: keep it as unparsed if it starts like one.
+		if i := strings.IndexFunc(trimmed, unicode.IsSpace); i > 0 && rowStart([]string{trimmed[:i]}) {
+			p.res.addUnparsed(line)
+			if p.tab.open {
+				p.tab.damaged("line %d: %s is longer than any row: the row is not measured, so the largest size measured is not known", p.lr.N(), rowName(trimmed[:i]))
+			}
+		}
+		return
+	}
+	fields := strings.Fields(trimmed)
+	if len(fields) == 0 {
+		return
+	}
+	if !rowStart(fields) {
+		return // prose, "...", launcher noise
+	}
+	row, ok := parseRow(fields, p.lay)
+	if !ok {
+		p.res.addUnparsed(line)
+		if p.tab.open {
+			p.tab.broken(fields, p.lay, p.lr.N(), false)
+		}
+		return
+	}
+	p.res.addRow(row, p.lr.N())
+	p.tab.row(row, p.lr.N())
+	p.rowsOpen++
+	p.seen = true
+}
+
+// finish names what the output lacks once it is read whole.
+func (p *testsParser) finish() *TestsResult {
+	if p.res.NCCLVersion == "" && p.libraryCode != "" {
+		p.res.NCCLVersion = versionFromCode(p.libraryCode)
 	}
 	last := ""
-	if n := len(res.Rows); n > 0 {
-		last = lastRow(res.Rows[n-1].Size)
+	if n := len(p.res.Rows); n > 0 {
+		last = lastRow(p.res.Rows[n-1].Size)
 	}
-	reasons := append(append(partialReasons(lr, "output", last), res.rowsOmitted()...), tab.reasons()...)
+	reasons := append(append(partialReasons(p.lr, "output", last), p.res.rowsOmitted()...), p.tab.reasons()...)
 	switch {
-	case rowsOpen > 0 && footers == 0:
-		reasons = append(reasons, fmt.Sprintf(`the table stops after %s (%d rows) without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, last, rowsOpen))
-	case rowsOpen > 0:
-		reasons = append(reasons, fmt.Sprintf(`the last table stops after %s (%d rows in it) without its "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, last, rowsOpen))
-	case len(res.Rows) > 0 && headers == 0:
+	case p.rowsOpen > 0 && p.footers == 0:
+		reasons = append(reasons, fmt.Sprintf(`the table stops after %s (%d rows) without the "# Out of bounds values" and "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, last, p.rowsOpen))
+	case p.rowsOpen > 0:
+		reasons = append(reasons, fmt.Sprintf(`the last table stops after %s (%d rows in it) without its "# Avg bus bandwidth" footer: the run stopped or the output was trimmed`, last, p.rowsOpen))
+	case len(p.res.Rows) > 0 && p.headers == 0:
 		reasons = append(reasons, "the rows have no table header before them: the output is an excerpt, and what the columns are is assumed")
-	case len(res.Rows) == 0 && len(res.Failures) == 0:
+	case len(p.res.Rows) == 0 && len(p.res.Failures) == 0:
 		reasons = append(reasons, "no result row and no failure line: the run stopped before its table or the output is an excerpt")
-	case len(res.Rows) == 0:
+	case len(p.res.Rows) == 0:
 		reasons = append(reasons, "the run failed before its first result row")
 	}
-	res.setPartial(reasons)
-	res.Prefix = lr.Prefix()
-	res.setPeak()
-	return res, nil
+	p.res.setPartial(reasons)
+	p.res.Prefix = p.lr.Prefix()
+	p.res.setPeak()
+	return p.res
 }
 
 // addRow keeps row, read on line n (0 for JSON), or counts it once the

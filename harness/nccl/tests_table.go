@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gdrcheck/gdrcheck/results"
 )
@@ -132,6 +133,21 @@ func rowStart(fields []string) bool {
 	return err == nil || errors.Is(err, strconv.ErrRange)
 }
 
+// mayStartRow is false for a line whose first field cannot be a number
+// for rowStart: one that starts with an ASCII byte that is neither a
+// space (unicode.IsSpace), a sign nor a digit, as "host:pid:tid" does. It
+// spares each log line in a table a string and its fields.
+func mayStartRow(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	switch c := b[0]; {
+	case c >= utf8.RuneSelf, c == ' ', '\t' <= c && c <= '\r', c == '+', c == '-', '0' <= c && c <= '9':
+		return true
+	}
+	return false
+}
+
 // tableLog handles a line of NCCL's log met inside a sweepTable: a WARN or an
 // error trace there is a failure of the run being measured, and a log
 // line that starts like a row is a row broken by it.
@@ -140,9 +156,11 @@ func (res *TestsResult) tableLog(b []byte, n int, tab *sweepTable, lay layout) {
 		return
 	}
 	level, _, msg, _ := splitLogLine(b)
-	if fields := strings.Fields(string(b)); rowStart(fields) {
-		res.addUnparsed(string(b))
-		tab.broken(fields, lay, n, true)
+	if mayStartRow(b) {
+		if fields := strings.Fields(string(b)); rowStart(fields) {
+			res.addUnparsed(string(b))
+			tab.broken(fields, lay, n, true)
+		}
 	}
 	switch {
 	case level == levelWarn:

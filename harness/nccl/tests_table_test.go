@@ -114,3 +114,17 @@ func TestParseTestsJSONFlagsARepeatedSize(t *testing.T) {
 		t.Errorf("%v, partial %v %q", err, res.Partial, res.PartialReason)
 	}
 }
+
+// mayStartRow only spares lines rowStart turns away.
+func FuzzMayStartRowHidesNoRow(f *testing.F) {
+	for _, s := range []string{
+		"vm:1933:1944 [0] NCCL INFO x", "     8     2   float", "+8 x", "-1", "\u00a08 x", "\u20288", "\v8", "", "x8", "#8",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !mayStartRow([]byte(s)) && rowStart(strings.Fields(s)) {
+			t.Errorf("mayStartRow(%q) is false, but it starts a row", s)
+		}
+	})
+}

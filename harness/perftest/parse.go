@@ -252,14 +252,16 @@ type parser struct {
 	// memPrinted: Mem comes from a line the run printed, not the command.
 	memPrinted    bool
 	failed        []string
-	failedAt      []int  // the line numbers of failed
-	failedOmitted int    // failure lines past maxFailureLines
-	rowsOmitted   int    // rows past maxRows
-	firstOmitted  int    // the line of the first of them
-	skipped       string // the lines over bounded.MaxLine, for a partial reason
-	stopped       error  // why the input was not read to its end (bounded.Reader), or nil
-	n             int    // the number of the line being read
-	cutAt         int    // the line number of a last line cut without its newline, not read
+	failedAt      []int                  // the line numbers of failed
+	failedOmitted int                    // failure lines past maxFailureLines
+	rowsOmitted   int                    // rows past maxRows
+	firstOmitted  int                    // the line of the first of them
+	skipped       string                 // the lines over bounded.MaxLine, for a partial reason
+	stopped       error                  // why the input was not read to its end (bounded.Reader), or nil
+	n             int                    // the number of the line being read
+	cutAt         int                    // the line number of a last line cut without its newline, not read
+	banners       map[string][][2]string // banner lines already split (bannerPairs)
+	fields        []string               // the fields of the row being read, reused
 }
 
 // cutLine handles line n, the last, which lacks its newline: a dashed

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // The line lexer of perftest output: table headers and rows, the banner's
@@ -53,8 +55,8 @@ func (p *parser) line(raw string) {
 	}
 	if key, _, ok := strings.Cut(s, ":"); ok && bannerKeys[strings.TrimSpace(key)] {
 		p.seen = true
-		for _, kv := range kvRe.FindAllStringSubmatch(s, maxSettings) {
-			p.setting(kv[1], kv[2])
+		for _, kv := range p.bannerPairs(s) {
+			p.setting(kv[0], kv[1])
 		}
 		return
 	}
@@ -101,6 +103,9 @@ var perftestGPURe = regexp.MustCompile(`initializing CUDA|CUDA devices in system
 // isNCCLLine reports whether s is NCCL's (a log line or its version line):
 // NCCL logs speak of GPUs and DMA-BUF too, and are not perftest output.
 func isNCCLLine(s string) bool {
+	if !strings.Contains(s, " NCCL ") { // one scan for the three below
+		return strings.HasPrefix(s, "NCCL version ")
+	}
 	return strings.Contains(s, " NCCL INFO ") || strings.Contains(s, " NCCL WARN ") ||
 		strings.Contains(s, " NCCL TRACE ") || strings.HasPrefix(s, "NCCL version ")
 }
@@ -169,6 +174,30 @@ var (
 	gpuNameRe = regexp.MustCompile(`device name = \[([^\]]*)\]`)
 )
 
+// maxBannerLines is how many distinct banner lines bannerPairs keeps:
+// perftest prints about 20, the same for every run and rank.
+const maxBannerLines = 256
+
+// bannerPairs is kvRe's "key : value" pairs of a banner line, each line's
+// kept once: kvRe is the costliest regexp of a run, and an output of many
+// runs, or of every rank, repeats the same banner.
+func (p *parser) bannerPairs(s string) [][2]string {
+	if kvs, ok := p.banners[s]; ok {
+		return kvs
+	}
+	var kvs [][2]string
+	for _, kv := range kvRe.FindAllStringSubmatch(s, maxSettings) {
+		kvs = append(kvs, [2]string{kv[1], kv[2]})
+	}
+	if len(p.banners) < maxBannerLines && len(s) <= maxText {
+		if p.banners == nil {
+			p.banners = map[string][][2]string{}
+		}
+		p.banners[s] = kvs
+	}
+	return kvs
+}
+
 func (p *parser) header(s string) {
 	p.seen, p.open = true, true
 	f := strings.Fields(headerJoin.Replace(s))
@@ -216,7 +245,8 @@ func (p *parser) row(s string) bool {
 	if len(s) > maxText {
 		return false // no row is this long
 	}
-	f := strings.Fields(s)
+	p.fields = appendFields(p.fields[:0], s) // rows are most lines: no slice each
+	f := p.fields
 	if len(f) < 2 || len(f) != len(p.cols) {
 		return false
 	}
@@ -325,4 +355,31 @@ func (p *parser) setting(key, val string) {
 			p.res.MTU = n
 		}
 	}
+}
+
+// appendFields appends strings.Fields(s) to dst: the same fields, split
+// around runs of unicode.IsSpace, into a slice the caller reuses.
+func appendFields(dst []string, s string) []string {
+	start := -1
+	for i := 0; i < len(s); {
+		c, size, space := s[i], 1, false
+		if c < utf8.RuneSelf {
+			space = c == ' ' || '\t' <= c && c <= '\r'
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+		}
+		switch {
+		case space && start >= 0:
+			dst, start = append(dst, s[start:i]), -1
+		case !space && start < 0:
+			start = i
+		}
+		i += size
+	}
+	if start >= 0 {
+		dst = append(dst, s[start:])
+	}
+	return dst
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -495,4 +496,23 @@ func BenchmarkParse(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// appendFields splits as strings.Fields does, whatever it appends to.
+func FuzzAppendFieldsIsStringsFields(f *testing.F) {
+	for _, s := range []string{
+		" 65536      5000           140.57             140.34               0.268", "", "  ", "a\u00a0b\u2028c\x85d", "\xff \xfe\tx\v\fy\r",
+		"#bytes #iterations", "a  b", "\u3000x\u3000",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := strings.Fields(s)
+		for _, dst := range [][]string{nil, {"stale", "fields"}} {
+			got := appendFields(dst[:0], s)
+			if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
+				t.Errorf("appendFields(%q) = %q, strings.Fields gives %q", s, got, want)
+			}
+		}
+	})
 }

@@ -170,6 +170,15 @@ func launcherRank(t bounded.Tag) string {
 	return ""
 }
 
+// matchIf is re's submatches of s, found only when s holds text, which
+// every match of re does.
+func matchIf(s, text string, re *regexp.Regexp) []string {
+	if !strings.Contains(s, text) {
+		return nil
+	}
+	return re.FindStringSubmatch(s)
+}
+
 // logReader holds the tables being read, one per process.
 type logReader struct {
 	s     *LogSummary
@@ -187,18 +196,20 @@ func (p *logReader) line(n int, rank, line string) {
 	if p.logError(n, rank, line) {
 		return
 	}
+	// Each regexp below only after a text its every match holds: most
+	// lines are table rows, let by without them.
 	t := strings.TrimSpace(line)
-	if m := epLine.FindStringSubmatch(t); m != nil {
+	if m := matchIf(t, "cfg", epLine); m != nil {
 		if len(p.s.EPConfigs) < maxEntries {
 			p.s.EPConfigs = append(p.s.EPConfigs, EPConfig{Line: n, Rank: rank, Config: clip(m[1]), Lanes: clip(m[2])})
 		}
 		return
 	}
-	if m := msgSize.FindStringSubmatch(t); m != nil {
+	if m := matchIf(t, "Message size:", msgSize); m != nil {
 		p.sizes(m[1])
 		return
 	}
-	if border.MatchString(t) {
+	if strings.HasPrefix(t, "+") && border.MatchString(t) {
 		if cur := p.open[rank]; cur != nil && len(cur.Rows) > 0 {
 			cur.closed = true
 			p.flush(rank)
@@ -234,7 +245,18 @@ func (p *logReader) opened(rank string, x *Transfer) {
 	p.open[rank] = x
 	p.order = append(p.order, rank)
 	if len(p.order) > 2*maxOpen {
-		p.order = slices.DeleteFunc(p.order, func(r string) bool { return p.open[r] == nil })
+		// A rank that opens table after table is in order once per
+		// table: keep only its first entry, where flushAll flushes it,
+		// so that order shrinks to the open ranks and this runs once
+		// per maxOpen tables, not on every table after the first 2048.
+		first := make(map[string]bool, len(p.open))
+		p.order = slices.DeleteFunc(p.order, func(r string) bool {
+			if p.open[r] == nil || first[r] {
+				return true
+			}
+			first[r] = true
+			return false
+		})
 	}
 }
 

@@ -25,9 +25,9 @@ var (
 // transport error UCX's handler printed; false when the line is neither.
 func (p *logReader) logError(n int, rank, line string) bool {
 	e := LogError{Line: n, Rank: rank}
-	if m := levelLine.FindStringSubmatch(line); m != nil {
+	if m := matchIf(line, "UCX", levelLine); m != nil {
 		e.Source, e.Level, e.Text = m[1], m[2], m[3]
-	} else if m := handlerLine.FindStringSubmatch(line); m != nil && !wqeDetail.MatchString(m[3]) {
+	} else if m := matchIf(line, ".c:", handlerLine); m != nil && !wqeDetail.MatchString(m[3]) {
 		if rank == "" || strings.HasSuffix(rank, " ") {
 			rank += processOf(m[1])
 		}

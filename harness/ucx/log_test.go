@@ -1,6 +1,7 @@
 package ucx
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -66,3 +67,25 @@ func TestParseLogEndpointLinesAndNoData(t *testing.T) {
 }
 
 func read1(p string) string { b, _ := os.ReadFile(p); return string(b) }
+
+// A process that opens table after table (a log of many runs) is in the
+// open-table order once, not once per table: that order is walked each
+// time it outgrows twice maxOpen.
+func TestTablesOfOneProcessKeepTheOpenOrderBounded(t *testing.T) {
+	p := &logReader{s: &LogSummary{}, open: map[string]*Transfer{}}
+	for i := range 5 * maxOpen {
+		p.flush("h:1")
+		p.opened("h:1", &Transfer{Line: i})
+	}
+	if len(p.order) > 2*maxOpen {
+		t.Errorf("%d entries in the open order for one open table", len(p.order))
+	}
+	// Control: many processes each with a table open are all kept.
+	p = &logReader{s: &LogSummary{}, open: map[string]*Transfer{}}
+	for i := range maxOpen - 1 {
+		p.opened(fmt.Sprintf("h:%d", i), &Transfer{Line: i})
+	}
+	if len(p.order) != maxOpen-1 || len(p.open) != maxOpen-1 {
+		t.Errorf("%d in order, %d open, want %d", len(p.order), len(p.open), maxOpen-1)
+	}
+}

@@ -1,10 +1,5 @@
 package bounded
 
-import (
-	"bytes"
-	"regexp"
-)
-
 // Prefixes launchers and log collectors put before each line of a tool's
 // output. Each family is recognised by a shape no tool line starts with,
 // except "N: " (srun -l) and "host: " (pdsh, clush), which nccl-tests' own
@@ -20,22 +15,21 @@ const (
 	PrefixCompose = "compose"  // docker compose logs: "svc-1  | "
 )
 
-var (
-	mpiRe     = regexp.MustCompile(`^\[(\d+),(\d+)\]<(?:stdout|stderr)>: ?`)
-	rayRe     = regexp.MustCompile(`^\(([^()]*\bpid=\d+[^()]*)\) `)
-	rayRankRe = regexp.MustCompile(`\brank=(\d+)`)
-	torchRe   = regexp.MustCompile(`^\[(?:rank|default)(\d+)\]: ?`)
-	kubectlRe = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) `)
-	composeRe = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*)\s+\| `)
-	srunRe    = regexp.MustCompile(`^(\d+): `)
-	pdshRe    = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*): `)
-	// toolLineRe is what follows an "N: " or "host: " prefix when it is
-	// one: a "#" header or footer, a table row, an NCCL "host:pid:tid"
-	// line, "NCCL version", a perftest banner or dashed line, or a UCX
-	// line ("[1700000000.000001] [host:pid:tid]", or its error handler's
-	// "[host:pid:tid:tid]").
-	toolLineRe = regexp.MustCompile(`^(?:#|\s*\d+\s+\d+\s|\s*-{10}|\s*#bytes|\s*RDMA_|[^\s:]+:\d+:\d+ \[|NCCL version|\s*\*{5}|\[\d+\.\d+\]\s+\[[^\]]*\]|\[[^\]\s:]+:\d+\s*:\d+:\d+\])`)
+// The families by number, so that counting them per line is an array
+// index rather than a map update; family 0 is none.
+const (
+	famNone = iota
+	famMPI
+	famRay
+	famSrun
+	famTorch
+	famPdsh
+	famKubectl
+	famCompose
+	famCount
 )
+
+var familyNames = [famCount]string{"", PrefixMPI, PrefixRay, PrefixSrun, PrefixTorch, PrefixPdsh, PrefixKubectl, PrefixCompose}
 
 // Tag is what a stripped prefix names: its family, and the rank or host
 // it gives ("" when it names neither).
@@ -45,73 +39,107 @@ type Tag struct {
 	Host   string
 }
 
+// tagSpan is a Tag that still points into its line: the hot path (Lines)
+// keeps it as is, and only Tag() turns it into strings.
+type tagSpan struct {
+	family     int
+	rank, host []byte
+}
+
+func (t tagSpan) tag() Tag {
+	return Tag{Family: familyNames[t.family], Rank: string(t.rank), Host: string(t.host)}
+}
+
 // StripPrefix removes the launcher or collector prefixes before a line,
 // nested ones too (Ray before mpirun, kubectl before anything), and says
 // what the outermost named. A line without one comes back unchanged.
 func StripPrefix(line []byte) ([]byte, Tag) {
-	var tag Tag
+	rest, t := stripPrefix(line)
+	return rest, t.tag()
+}
+
+// stripPrefix is StripPrefix with the tag left in the line. The matchers
+// (prefix_match.go) are hand-written, as the regexps they replaced cost
+// more than the rest of a line's parsing; prefix_test.go holds them to
+// those regexps.
+func stripPrefix(line []byte) ([]byte, tagSpan) {
+	var tag tagSpan
 	for range 4 { // nested prefixes: a few at most
+		if len(line) == 0 || !mayStartPrefix[line[0]] {
+			break // most lines: one table lookup
+		}
 		rest, t, ok := stripOne(line)
 		if !ok {
 			break
 		}
-		if tag.Family == "" || tag.Family == PrefixKubectl {
-			tag.Family = t.Family
+		if tag.family == famNone || tag.family == famKubectl {
+			tag.family = t.family
 		}
-		if tag.Rank == "" {
-			tag.Rank = t.Rank
+		if len(tag.rank) == 0 {
+			tag.rank = t.rank
 		}
-		if tag.Host == "" {
-			tag.Host = t.Host
+		if len(tag.host) == 0 {
+			tag.host = t.host
 		}
 		line = rest
 	}
 	return line, tag
 }
 
-func stripOne(line []byte) ([]byte, Tag, bool) {
-	if len(line) == 0 {
-		return line, Tag{}, false
+// mayStartPrefix holds the bytes a prefix can start with: "[", "(", and
+// the letters and digits a host, a service, a rank or a date starts with.
+var mayStartPrefix = func() (t [256]bool) {
+	t['['], t['('] = true, true
+	for c := range 256 {
+		t[c] = t[c] || isAlnum(byte(c))
 	}
+	return t
+}()
+
+func stripOne(line []byte) ([]byte, tagSpan, bool) {
 	switch line[0] {
 	case '[':
-		if m := mpiRe.FindSubmatch(line); m != nil {
-			return line[len(m[0]):], Tag{Family: PrefixMPI, Rank: string(m[2])}, true
+		if n, rank := matchMPI(line); n > 0 {
+			return line[n:], tagSpan{family: famMPI, rank: rank}, true
 		}
-		if m := torchRe.FindSubmatch(line); m != nil {
-			return line[len(m[0]):], Tag{Family: PrefixTorch, Rank: string(m[1])}, true
+		if n, rank := matchTorch(line); n > 0 {
+			return line[n:], tagSpan{family: famTorch, rank: rank}, true
 		}
-		return line, Tag{}, false
+		return line, tagSpan{}, false
 	case '(':
-		if m := rayRe.FindSubmatch(line); m != nil {
-			t := Tag{Family: PrefixRay}
-			if r := rayRankRe.FindSubmatch(m[1]); r != nil {
-				t.Rank = string(r[1])
-			}
-			return line[len(m[0]):], t, true
+		if n, inner := matchRay(line); n > 0 {
+			return line[n:], tagSpan{family: famRay, rank: rayRank(inner)}, true
 		}
-		return line, Tag{}, false
+		return line, tagSpan{}, false
 	}
-	if m := kubectlRe.Find(line); m != nil {
-		return line[len(m):], Tag{Family: PrefixKubectl}, true
+	if isDigit(line[0]) && hasAt(line, 4, "-") {
+		if n := matchKubectl(line); n > 0 {
+			return line[n:], tagSpan{family: famKubectl}, true
+		}
 	}
-	if m := composeRe.FindSubmatch(line); m != nil {
-		return line[len(m[0]):], Tag{Family: PrefixCompose, Host: string(m[1])}, true
+	// compose's "svc-1  | ", srun's "0: " and pdsh's "host: " start with
+	// a name (srun's digits are one), told apart by the byte after it.
+	name := nameLen(line)
+	switch {
+	case name == len(line):
+	case isSpace(line[name]):
+		if n := matchComposeAfter(line, name); n > 0 {
+			return line[n:], tagSpan{family: famCompose, host: line[:name]}, true
+		}
+	case hasAt(line, name, ": ") && isToolLine(line[name+2:]):
+		if digitsLen(line, 0) == name {
+			return line[name+2:], tagSpan{family: famSrun, rank: line[:name]}, true
+		}
+		return line[name+2:], tagSpan{family: famPdsh, host: line[:name]}, true
 	}
-	if m := srunRe.FindSubmatch(line); m != nil && toolLineRe.Match(line[len(m[0]):]) {
-		return line[len(m[0]):], Tag{Family: PrefixSrun, Rank: string(m[1])}, true
-	}
-	if m := pdshRe.FindSubmatch(line); m != nil && !bytes.Contains(m[1], []byte(":")) && toolLineRe.Match(line[len(m[0]):]) {
-		return line[len(m[0]):], Tag{Family: PrefixPdsh, Host: string(m[1])}, true
-	}
-	return line, Tag{}, false
+	return line, tagSpan{}, false
 }
 
 // prefixes counts the prefix families a reader stripped.
 type prefixes struct {
 	on     bool
-	counts map[string]int
-	last   Tag
+	counts [famCount]int
+	last   tagSpan
 }
 
 // StripPrefixes makes Next strip launcher and collector prefixes (see
@@ -123,28 +151,48 @@ func (l *Lines) strip(b []byte) []byte {
 	if !l.pfx.on {
 		return b
 	}
-	rest, t := StripPrefix(b)
-	l.pfx.last = t
-	if t.Family != "" {
-		if l.pfx.counts == nil {
-			l.pfx.counts = map[string]int{}
-		}
-		l.pfx.counts[t.Family]++
+	if unprefixed(b) {
+		l.pfx.last = tagSpan{}
+		l.pfx.counts[famNone]++
+		return b
 	}
+	rest, t := stripPrefix(b)
+	l.pfx.last = t
+	l.pfx.counts[t.family]++
 	return rest
 }
 
+// unprefixed reports that no prefix starts b, for most lines of a log and
+// without stripOne's call and loop: b starts with no byte a prefix starts
+// with, or with a letter and a name ([A-Za-z0-9_.-]*) followed by neither
+// a space nor ": ", as NCCL's "host:pid:tid" is. false means maybe.
+func unprefixed(b []byte) bool {
+	if len(b) == 0 || !mayStartPrefix[b[0]] {
+		return true
+	}
+	if !isAlnum(b[0]) || isDigit(b[0]) {
+		return false
+	}
+	i := 1
+	for i < len(b) && isNameByte[b[i]] {
+		i++
+	}
+	return i < len(b) && !isSpace(b[i]) && (b[i] != ':' || i+1 < len(b) && b[i+1] != ' ')
+}
+
 // Tag is the prefix of the line last returned: its family and the rank or
-// host it named; zero when the line had none.
-func (l *Lines) Tag() Tag { return l.pfx.last }
+// host it named; zero when the line had none. Like the line, it is valid
+// until the next call to Next.
+func (l *Lines) Tag() Tag { return l.pfx.last.tag() }
 
 // Prefix is the family of prefix most lines of the input had, "" when none
 // had one. Output interleaved from several ranks shares one family.
 func (l *Lines) Prefix() string {
 	best, n := "", 0
-	for f, c := range l.pfx.counts {
-		if c > n || c == n && f < best {
-			best, n = f, c
+	for f, c := range l.pfx.counts[famNone+1:] {
+		name := familyNames[f+1]
+		if c > n || c > 0 && c == n && name < best {
+			best, n = name, c
 		}
 	}
 	return best

@@ -34,29 +34,32 @@ type Property struct {
 	What   string // what differs, for the message
 	Fix    string
 	Source string // the public report of the failure it causes
+	// Action is what remediation does about the odd nodes out (the
+	// spec's scope is node, its entity their hostlist).
+	Action results.Action
 }
 
 // Properties are what the suite compares, in report order.
 var Properties = []Property{
-	{Fact: "link_layer", Spec: "runs every node's rail ports on the same link layer", What: "the rail ports' link layer",
+	{Fact: "link_layer", Action: results.ActionFixConfig, Spec: "runs every node's rail ports on the same link layer", What: "the rail ports' link layer",
 		Fix:    "set the port type of the odd nodes' HCAs to the fabric's (mlxconfig LINK_TYPE_P1: 1 InfiniBand, 2 Ethernet) and reboot them",
 		Source: "claudebarthels/infinity#5, NVIDIA/nccl#958"},
-	{Fact: "roce_gid_index", Spec: "gives NCCL the same RoCE v2 GID index on every node", What: "the RoCE GID index NCCL uses (NCCL_IB_GID_INDEX, else its own choice)",
+	{Fact: "roce_gid_index", Action: results.ActionFixConfig, Spec: "gives NCCL the same RoCE v2 GID index on every node", What: "the RoCE GID index NCCL uses (NCCL_IB_GID_INDEX, else its own choice)",
 		Fix:    "give each rail netdev of the odd nodes its IPv4 address the way the other nodes have it, so the RoCE v2 GID sits at the same index, or set NCCL_IB_GID_INDEX per node",
 		Source: "NVIDIA/nccl#426"},
-	{Fact: "roce_active_mtu", Spec: "runs every node's RoCE ports at the same active MTU", What: "the RoCE active MTU",
+	{Fact: "roce_active_mtu", Action: results.ActionFixConfig, Spec: "runs every node's RoCE ports at the same active MTU", What: "the RoCE active MTU",
 		Fix:    "set the rail netdevs' MTU alike on every node (4200 or more gives an active MTU of 4096): NCCL 2.20.3 and later no longer renegotiate it and hang",
 		Source: "NVIDIA/nccl#1524, NVIDIA/nccl#2135"},
-	{Fact: "nccl_net_plugin", Spec: "gives every node the same NCCL net plugin", What: "the NCCL net plugin",
+	{Fact: "nccl_net_plugin", Action: results.ActionFixConfig, Spec: "gives every node the same NCCL net plugin", What: "the NCCL net plugin",
 		Fix:    "install the same libnccl-net plugin (or none) on every node, in the same library path",
 		Source: "NVIDIA/nccl#1634"},
-	{Fact: "nccl", Spec: "runs the same NCCL on every node", What: "the NCCL version",
+	{Fact: "nccl", Action: results.ActionFixConfig, Spec: "runs the same NCCL on every node", What: "the NCCL version",
 		Fix: "install one NCCL version on every node (or in the job's container)", Source: "NVIDIA/nccl#1634"},
-	{Fact: "driver", Spec: "runs the same NVIDIA driver on every node", What: "the NVIDIA driver version",
+	{Fact: "driver", Action: results.ActionReimage, Spec: "runs the same NVIDIA driver on every node", What: "the NVIDIA driver version",
 		Fix: "install the fleet's driver version on the odd nodes and reload its modules"},
-	{Fact: "mofed", Spec: "runs the same MLNX_OFED or DOCA on every node", What: "the MLNX_OFED/DOCA version",
+	{Fact: "mofed", Action: results.ActionReimage, Spec: "runs the same MLNX_OFED or DOCA on every node", What: "the MLNX_OFED/DOCA version",
 		Fix: "install the fleet's MLNX_OFED/DOCA on the odd nodes, then rebuild or reload nvidia_peermem"},
-	{Fact: "hca_fw", Spec: "runs the same HCA firmware on every node", What: "the rail HCAs' firmware",
+	{Fact: "hca_fw", Action: results.ActionFixConfig, Spec: "runs the same HCA firmware on every node", What: "the rail HCAs' firmware",
 		Fix: "flash the fleet's firmware onto the odd nodes' HCAs (mlxfwmanager) and reset them"},
 }
 
@@ -165,10 +168,10 @@ func (t *Tally) spec(i int, p Property) results.Spec {
 		return sp
 	}
 	sp.State = results.StateFailed
-	odd := 0
+	var odd []string
 	var parts []string
 	for _, g := range groups[1:] {
-		odd += len(g.nodes)
+		odd = append(odd, g.nodes...)
 		if len(parts) < maxOdd {
 			parts = append(parts, fmt.Sprintf("%s has %s", hostlist.Compress(g.nodes), quote(g.value)))
 		}
@@ -177,10 +180,11 @@ func (t *Tally) spec(i int, p Property) results.Spec {
 		parts = append(parts, fmt.Sprintf("and %d more values", more))
 	}
 	sp.Message = fmt.Sprintf("%s differs between the nodes: %d of %d have %s; %d odd out: %s. Fix: %s",
-		p.What, len(top.nodes), len(t.nodes), quote(top.value), odd, strings.Join(parts, "; "), p.Fix)
+		p.What, len(top.nodes), len(t.nodes), quote(top.value), len(odd), strings.Join(parts, "; "), p.Fix)
 	if p.Source != "" {
 		sp.Message += " (" + p.Source + ")"
 	}
+	sp.SetRemedy(results.Remedy{Action: p.Action, Scope: results.ScopeNode, Entity: hostlist.Compress(odd)})
 	return sp
 }
 

@@ -43,6 +43,7 @@ var _ = suites.Describe("bar1", func() {
 	}
 
 	It("reports BAR1 for every GPU", func() {
+		suites.Remedy(results.ActionInvestigate, results.ScopeGPU)
 		var bad []string
 		for _, g := range ev.GPUs {
 			if g.BAR1 == nil {
@@ -64,6 +65,7 @@ var _ = suites.Describe("bar1", func() {
 	})
 
 	It("has a BAR1 aperture that covers the GPU memory", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeGPU)
 		if !cfg.BAR1CoverMemory {
 			suites.NotApplicable("a small BAR1 is accepted by configuration")
 		}
@@ -81,6 +83,7 @@ var _ = suites.Describe("bar1", func() {
 	})
 
 	It("has the BAR1 size of its generation", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeGPU)
 		b := suites.Current().Baseline
 		if b == nil || b.BAR1 == nil || b.BAR1.MinTotalMiB == 0 {
 			suites.NotApplicable("the matched baseline (" + suites.Profile() + ") sets no BAR1 size")
@@ -98,14 +101,27 @@ var _ = suites.Describe("bar1", func() {
 	It("keeps enough BAR1 free for peer mappings", func() {
 		requireBAR1()
 		var bad []string
+		var r suites.Remedies
 		for _, g := range ev.GPUs {
 			if g.BAR1 == nil {
 				continue
 			}
 			if g.BAR1.FreeMiB < cfg.BAR1MinFreeMiB {
+				r.Add(freeAction(g.BAR1.TotalMiB, cfg.BAR1MinFreeMiB), results.ScopeGPU, g.BusID)
 				bad = append(bad, fmt.Sprintf("%s: %d MiB of BAR1 free (%d of %d MiB used); expected at least %d MiB", suites.GPUName(g), g.BAR1.FreeMiB, g.BAR1.UsedMiB, g.BAR1.TotalMiB, cfg.BAR1MinFreeMiB))
 			}
 		}
+		r.Declare()
 		Expect(bad).To(suites.HaveNoFindings())
 	})
 })
+
+// freeAction is what frees BAR1 on a GPU short of it: an aperture smaller
+// than the need is the BIOS's (resizable BAR); a large one used up, the
+// mappings a GPU reset clears.
+func freeAction(totalMiB, needMiB uint64) results.Action {
+	if totalMiB < needMiB {
+		return results.ActionFixConfig
+	}
+	return results.ActionResetGPU
+}

@@ -127,8 +127,21 @@ func (c *change) regress(format string, a ...any) {
 }
 func (c *change) note(format string, a ...any) { c.notes = append(c.notes, fmt.Sprintf(format, a...)) }
 
+// aspectActions is what remediation does about a node that regressed in
+// an aspect: undo what changed, or, where the change is in what the node
+// did rather than how it is set up, have a person look.
+var aspectActions = map[string]results.Action{
+	AspectSoftware: results.ActionReimage, AspectMechanism: results.ActionReloadDriver, AspectKnownBad: results.ActionReimage,
+	AspectBAR1: results.ActionFixConfig, AspectPCIe: results.ActionCheckCable, AspectIOMMU: results.ActionFixConfig,
+	AspectRails: results.ActionInvestigate, AspectOverrides: results.ActionFixConfig, AspectVerdicts: results.ActionInvestigate,
+	AspectTransport: results.ActionInvestigate, AspectBandwidth: results.ActionInvestigate,
+}
+
 func (c change) spec(name string) results.Spec {
 	sp := results.Spec{Name: name, State: results.StatePassed, Notes: c.notes}
+	if len(c.worse) > 0 {
+		sp.SetRemedy(results.Remedy{Action: aspectActions[name], Scope: results.ScopeNode})
+	}
 	switch len(c.worse) {
 	case 0:
 		if len(c.notes) == 0 {

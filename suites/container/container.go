@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 )
 
@@ -44,6 +45,7 @@ var _ = suites.Describe("container", func() {
 	})
 
 	It("opens the device node of every GPU", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		if c.NoGPU != nil {
 			suites.Note("cause: %s", CauseNoGPUs)
 			Expect([]string{noGPUFinding(*c.NoGPU, c.Env)}).To(suites.HaveNoFindings())
@@ -52,6 +54,7 @@ var _ = suites.Describe("container", func() {
 	})
 
 	It("opens the RDMA device nodes of every rail NIC", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		n := 0
 		for _, d := range c.Devices {
 			if strings.HasPrefix(d.Path, "/dev/infiniband") {
@@ -65,6 +68,7 @@ var _ = suites.Describe("container", func() {
 	})
 
 	It("may lock the memory RDMA registration pins", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		if c.Unlimited() {
 			suites.Note("RLIMIT_MEMLOCK unlimited")
 		} else {
@@ -74,6 +78,7 @@ var _ = suites.Describe("container", func() {
 	})
 
 	It("has CAP_IPC_LOCK where memory locking is limited", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		if c.Unlimited() {
 			suites.NotApplicable("RLIMIT_MEMLOCK is unlimited: CAP_IPC_LOCK is not needed")
 		}
@@ -84,6 +89,7 @@ var _ = suites.Describe("container", func() {
 	})
 
 	It("sees the host's rail NICs in /sys/class/infiniband", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		var rails []string
 		for _, p := range ev.Paths {
 			if p.Preferred {
@@ -112,6 +118,7 @@ var _ = suites.Describe("container", func() {
 	})
 
 	It("exports GPU memory as a dma-buf and registers it from inside", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		if c.NoGPU != nil {
 			suites.NotApplicable("no GPU is exposed to this container: no memory to export (the GPU device node check says why)")
 		}

@@ -41,6 +41,7 @@ var _ = suites.Describe("fabric", func() {
 	}
 
 	It("has every rail port active at its expected rate", func() {
+		suites.Remedy(results.ActionCheckCable, results.ScopePort)
 		noNICs()
 		rails := railNICs(ev)
 		if len(rails) == 0 {
@@ -69,6 +70,7 @@ var _ = suites.Describe("fabric", func() {
 	// what is left to judge is a port unlike the node's others. Nodes
 	// unlike each other are the allocation suite's.
 	It("runs every rail port on the same link layer", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopePort)
 		noNICs()
 		rails := railNICs(ev)
 		if len(rails) == 0 {
@@ -88,6 +90,7 @@ var _ = suites.Describe("fabric", func() {
 	})
 
 	It("gives NCCL a RoCE v2 GID on every RoCE rail port", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopePort)
 		noNICs()
 		if _, ports := roceRails(railNICs(ev)); len(ports) == 0 {
 			suites.NotApplicable("no rail port in Ethernet mode: no RoCE GID to check")
@@ -106,6 +109,7 @@ var _ = suites.Describe("fabric", func() {
 	})
 
 	It("runs every RoCE rail port at the node's highest active MTU", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopePort)
 		noNICs()
 		if _, ports := roceRails(railNICs(ev)); len(ports) == 0 {
 			suites.NotApplicable("no rail port in Ethernet mode: InfiniBand MTUs are the subnet manager's")
@@ -124,6 +128,7 @@ var _ = suites.Describe("fabric", func() {
 	})
 
 	It("keeps the error counters still while the benchmarks run", func() {
+		suites.Remedy(results.ActionCheckCable, results.ScopePort)
 		noNICs()
 		runs := measured(c)
 		if len(runs) == 0 {
@@ -142,6 +147,7 @@ var _ = suites.Describe("fabric", func() {
 	})
 
 	It("moves nothing through a NIC in a single-node run that stays on NVLink", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		m := c.NCCL
 		if m == nil || m.Expectation.P2P != nccl.ExpectYes {
 			if m == nil {
@@ -177,6 +183,7 @@ var _ = suites.Describe("fabric", func() {
 	})
 
 	It("reaches with GPU memory the RDMA bandwidth it reaches with host memory", func() {
+		suites.Remedy(results.ActionRerun, results.ScopeNIC) // slow names no cause: measure again
 		noNICs()
 		if c.Perftest == nil {
 			why := "perftest did not run"

@@ -17,6 +17,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
+	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/suites"
 	"github.com/gdrcheck/gdrcheck/suites/knownbad"
 )
@@ -29,6 +30,7 @@ var _ = suites.Describe("kernel", func() {
 	})
 
 	It("has a working GPUDirect peer-memory mechanism", func() {
+		suites.Remedy(results.ActionReloadDriver, results.ScopeNode)
 		v := ev.Mechanism()
 		suites.Note("mechanism: %s (decided by %s)", v.Mechanism, v.DecidedBy)
 		for _, f := range v.DMABuf {
@@ -40,22 +42,34 @@ var _ = suites.Describe("kernel", func() {
 		for _, w := range v.Warnings {
 			suites.Warn("%s", w)
 		}
-		Expect(v).To(suites.HaveAWorkingMechanism(signingCause(ev.Kernel, missingModule(ev, v))))
+		signing := signingCause(ev.Kernel, missingModule(ev, v))
+		if signing != "" {
+			// Module signing refused it: a key to enrol or signed
+			// modules, not a reload.
+			suites.Remedy(results.ActionFixConfig, results.ScopeNode)
+		}
+		Expect(v).To(suites.HaveAWorkingMechanism(signing))
 	})
 
 	It("exports the memory of every GPU as a dma-buf", func() {
+		suites.Remedy(results.ActionReimage, results.ScopeNode)
 		Expect(ev.CUDA).To(suites.HaveLibcuda("libcuda did not answer"))
 		if ev.Kernel.DriverFlavour == node.FlavourProprietary {
 			suites.NotApplicable("the proprietary NVIDIA kernel modules cannot export dma-bufs; the open modules (R515+) can")
 		}
 		var bad []string
+		var r suites.Remedies
 		for _, g := range ev.CUDA.GPUs {
 			suites.Note("GPU %s: GPU_DIRECT_RDMA_SUPPORTED (116) %s, FLUSH_WRITES_OPTIONS (117) %s, WRITES_ORDERING (118) %s, DMA_BUF_SUPPORTED (124) %s",
 				g.BusID, attr(g.GDRSupported), attr(g.FlushWritesOptions), attr(g.WritesOrdering), attr(g.DMABufSupported))
 			switch {
 			case g.DMABufSupported == nil || *g.DMABufSupported != 1:
+				r.Add(results.ActionReimage, results.ScopeNode)
 				bad = append(bad, fmt.Sprintf("GPU %s: DMA_BUF_SUPPORTED (124) is %s; expected 1", g.BusID, attr(g.DMABufSupported)))
 			case !g.Export.OK:
+				// The node can export (the attribute says so), this
+				// GPU did not.
+				r.Add(results.ActionResetGPU, results.ScopeGPU, g.BusID)
 				bad = append(bad, fmt.Sprintf("GPU %s: dma-buf export failed: %s; %s", g.BusID, g.Export.Error, ev.BAR1State(g.BusID)))
 			default:
 				suites.Note("GPU %s: exported %d bytes of device memory as a dma-buf fd", g.BusID, g.Export.Bytes)
@@ -64,10 +78,12 @@ var _ = suites.Describe("kernel", func() {
 		if len(ev.CUDA.GPUs) == 0 {
 			bad = append(bad, "libcuda found no GPU")
 		}
+		r.Declare()
 		Expect(bad).To(suites.HaveNoFindings())
 	})
 
 	It("registers GPU memory with every rail NIC", func() {
+		suites.Remedy(results.ActionReloadDriver, results.ScopeNode)
 		if len(ev.Verbs.Devices) == 0 && len(ev.NICs) == 0 {
 			reason := "no RDMA devices"
 			if !ev.Verbs.Available {
@@ -99,6 +115,7 @@ var _ = suites.Describe("kernel", func() {
 	})
 
 	It("is in no known-bad combination of versions", func() {
+		suites.Remedy(results.ActionReimage, results.ScopeNode)
 		// nccl-tests ran before the specs: their NCCL is what ran, and
 		// wins over the library the loader would pick.
 		f := knownbad.FromEvidence(ev, suites.Current().NCCL.NCCLVersion())
@@ -129,6 +146,7 @@ var _ = suites.Describe("kernel", func() {
 	// (NVIDIA/open-gpu-kernel-modules#1355) leave GPUDirect broken until
 	// the GPU is reset; NVML may still answer for the rest.
 	It("logs no Xid that breaks the direct path (79, 74, 144-149)", func() {
+		suites.Remedy(results.ActionResetGPU, results.ScopeGPU)
 		k := ev.Kernel
 		if !k.LogReadable {
 			suites.CannotRun("kernel log not readable (/dev/kmsg needs root; a recording holds it only as gdrcheck/kmsg.txt, which snapshot writes as root): Xids were not checked")
@@ -160,6 +178,7 @@ var _ = suites.Describe("kernel", func() {
 	})
 
 	It("has no conflicting or failing peer-memory modules", func() {
+		suites.Remedy(results.ActionReloadDriver, results.ScopeNode)
 		k := ev.Kernel
 		var bad []string
 		if k.NvPeerMem && k.Peermem.Loaded {
@@ -182,6 +201,7 @@ var _ = suites.Describe("kernel", func() {
 	})
 
 	It("has no GPU held by nouveau or nova_core", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		bad, notes := heldFindings(ev)
 		for _, n := range notes {
 			suites.Note("%s", n)

@@ -32,11 +32,13 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 	var s *nccl.Scaling
 	BeforeEach(func() {
 		s = suites.Current().Scaling
+		suites.Remedy(results.ActionRerun, results.ScopeAllocation, hostlist.Compress(plan.Nodes))
 		Expect(suites.Current()).To(suites.HaveScalingRuns())
 	})
 
 	for _, k := range counts {
 		It(fmt.Sprintf("runs all_reduce across %d node(s) at its baseline bandwidth", k), func() {
+			suites.Remedy(results.ActionRerun, results.ScopeAllocation, hostlist.Compress(plan.Nodes)) // slow names no cause
 			r, ok := scaleRun(s, k)
 			if !ok {
 				suites.CannotRun(fmt.Sprintf("all_reduce across %d node(s) did not run: the job was told to end first", k))
@@ -84,6 +86,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 			continue
 		}
 		It(fmt.Sprintf("scales all_reduce from 2 to %d nodes", k), func() {
+			suites.Remedy(results.ActionRerun, results.ScopeFabric, hostlist.Compress(plan.Nodes))
 			two, ok2 := scaleRun(s, 2)
 			r, ok := scaleRun(s, k)
 			if !ok || !ok2 || two.Error != "" || r.Error != "" || two.BusBW <= 0 {
@@ -107,6 +110,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 
 	if len(plan.Nodes) >= minSample && len(c.Scaling.Of(nccl.KindPairwise)) > 0 {
 		It("isolates the node that slows multi-node all_reduce", func() {
+			suites.Remedy(results.ActionInvestigate, results.ScopeAllocation, hostlist.Compress(plan.Nodes))
 			suites.Note("pairwise rounds: %s", s.Pairwise)
 			pairs, slow, how := pairwise(s)
 			suites.Note("a pair is slow when %s", how)
@@ -129,6 +133,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 	}
 
 	It("takes the direct path between nodes", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeAllocation, hostlist.Compress(plan.Nodes))
 		if !s.Known {
 			suites.CannotRun("no node evidence to tell which path NCCL should take between the nodes (--node-results)")
 		}
@@ -163,6 +168,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 	})
 
 	It("has no node whose own bus bandwidth is far below the job's", func() {
+		suites.Remedy(results.ActionInvestigate, results.ScopeAllocation, hostlist.Compress(plan.Nodes))
 		bw := s.NodeBusBW
 		out, sp, ok := lowOutliers(bw)
 		if !ok {

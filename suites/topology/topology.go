@@ -41,6 +41,7 @@ var _ = suites.Describe("topology", func() {
 	}
 
 	It("inherits no NCCL or UCX override that breaks the direct path", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		if ev.Overrides == nil {
 			suites.Note("no NCCL_* or UCX_* in the environment, no nccl.conf, no MCA parameter file")
 			return
@@ -53,6 +54,7 @@ var _ = suites.Describe("topology", func() {
 	})
 
 	It("gives every GPU an RDMA NIC within the GPUDirect path limit", func() {
+		suites.Remedy(results.ActionInvestigate, results.ScopeGPU)
 		requireNICs()
 		var bad []string
 		for _, g := range ev.GPUs {
@@ -68,6 +70,9 @@ var _ = suites.Describe("topology", func() {
 				if note != "" {
 					suites.Note("%s", note)
 				} else {
+					// A VM's flattened tree: a topology file of
+					// the host fixes it, not a slot.
+					suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 					bad = append(bad, vmBad)
 				}
 				continue
@@ -79,6 +84,7 @@ var _ = suites.Describe("topology", func() {
 	})
 
 	It("puts every GPU on the NUMA node of its preferred NIC", func() {
+		suites.Remedy(results.ActionInvestigate, results.ScopeGPU)
 		requireNICs()
 		if cfg.AllowCrossNUMA {
 			suites.NotApplicable("cross-NUMA NICs allowed by configuration")
@@ -96,6 +102,7 @@ var _ = suites.Describe("topology", func() {
 	})
 
 	It("runs every GPU and NIC link at its maximum width and speed", func() {
+		suites.Remedy(results.ActionCheckCable, results.ScopeLink)
 		var bad, unjudged []string
 		for _, g := range ev.GPUs {
 			if down, what := g.Downtrained(); down {
@@ -119,6 +126,7 @@ var _ = suites.Describe("topology", func() {
 	})
 
 	It("has no ACS redirect on the path between a GPU and its NIC", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		requireNICs()
 		if p, ok := ev.Problem("acs"); ok {
 			suites.CannotRun("ACS could not be read: " + p.Message)
@@ -142,6 +150,7 @@ var _ = suites.Describe("topology", func() {
 	})
 
 	It("has the IOMMU off or in passthrough for GPUs and NICs", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		bad, note := iommuFindings(ev)
 		if note != "" {
 			suites.Note("%s", note)
@@ -150,6 +159,7 @@ var _ = suites.Describe("topology", func() {
 	})
 
 	It("has working peer access between GPUs joined by NVLink", func() {
+		suites.Remedy(results.ActionResetGPU, results.ScopeGPU)
 		suites.SkipWithout(node.SourceNVML, "NVLink state and peer access are known only to NVML")
 		nvlinked := map[string]node.GPU{}
 		for _, g := range ev.GPUs {
@@ -178,6 +188,7 @@ var _ = suites.Describe("topology", func() {
 	})
 
 	It("has working PCIe peer access between GPUs under one PCIe switch", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		suites.SkipWithout(node.SourceNVML, "peer access is known only to NVML")
 		bad, notes, checked := pcieP2P(ev)
 		for _, n := range notes {
@@ -193,6 +204,7 @@ var _ = suites.Describe("topology", func() {
 	// MIG takes peer access and NVLS away from the GPU: NCCL falls back
 	// to host memory or fails (NVIDIA/nccl#1716).
 	It("has MIG off on every GPU", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeGPU)
 		suites.SkipWithout(node.SourceNVML, "MIG mode is known only to NVML")
 		var bad []string
 		known := 0
@@ -216,6 +228,7 @@ var _ = suites.Describe("topology", func() {
 	// count (some SKUs wire fewer than NVML answers for: H100 PCIe
 	// bridges 12 of 18, Azure/azurehpc-health-checks#162).
 	It("has every NVLink of each GPU up", func() {
+		suites.Remedy(results.ActionResetGPU, results.ScopeGPU)
 		suites.SkipWithout(node.SourceNVML, "NVLink state is known only to NVML")
 		want := map[string]int{}
 		for _, g := range ev.GPUs {
@@ -240,6 +253,7 @@ var _ = suites.Describe("topology", func() {
 	// registered with the fabric by nvidia-fabricmanager: COMPLETED with
 	// status SUCCESS (fabricmanager.go).
 	It("has every GPU's NVLink fabric state Completed with status Success", func() {
+		suites.Remedy(results.ActionResetGPU, results.ScopeGPU)
 		suites.SkipWithout(node.SourceNVML, "the NVLink fabric state is known only to NVML")
 		c := checkFabric(ev.GPUs)
 		for _, n := range c.notes {
@@ -272,6 +286,7 @@ var _ = suites.Describe("topology", func() {
 	// intra-node NCCL hangs or slows (NVIDIA/nccl#2079, ACSCtl 0x001d
 	// on AMD GPP bridges; NVIDIA/nccl#606).
 	It("has no ACS redirect on the path between two GPUs that talk over PCIe", func() {
+		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		suites.SkipWithout(node.SourceNVML, "which GPUs talk over PCIe rather than NVLink is known only to NVML")
 		if p, ok := ev.Problem("acs"); ok {
 			suites.CannotRun("ACS could not be read: " + p.Message)
@@ -287,6 +302,7 @@ var _ = suites.Describe("topology", func() {
 	// Documentation/ABI/testing/sysfs-bus-pci-devices-aer_stats): an
 	// uncorrectable error fails, a flood of correctable ones warns.
 	It("has no PCIe AER errors on the GPUs, NICs and bridges above them", func() {
+		suites.Remedy(results.ActionCheckCable, results.ScopeLink)
 		bad, warns, notes, unreadable, judged := aerFindings(ev)
 		if len(unreadable) > 0 {
 			suites.CannotRun("AER statistics could not be read: " + strings.Join(unreadable, "; "))
@@ -359,6 +375,7 @@ var _ = suites.Describe("topology", func() {
 	})
 
 	It("matches the expected inventory", func() {
+		suites.Remedy(results.ActionInvestigate, results.ScopeNode)
 		if cfg.Expect == nil {
 			suites.NotApplicable("no expected inventory given (--expect)")
 		}
