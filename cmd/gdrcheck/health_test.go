@@ -13,6 +13,7 @@ import (
 // action, keeps its state file, and writes a textfile promtool accepts;
 // a bad flag exits 2 before reading anything.
 func TestHealthCommandOnARecordedNode(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	prom := filepath.Join(dir, "health.prom")
 	state := filepath.Join(dir, "state")

@@ -185,6 +185,7 @@ func lastLines(s string, n int) string {
 // HealthCheckProgram and gdrcheck prolog as its Prolog; the test plants
 // recordings and watches Slurm, in the order.
 func TestSlurmdRunsGdrcheckAsItsHealthCheckAndProlog(t *testing.T) {
+	t.Parallel()
 	l := startHealthLoop(t)
 	began := time.Now()
 	// Every node has run health once, healthy (the deep result is absent:
