@@ -11,8 +11,9 @@ import (
 // one Group. The first node of a group stands for it in Results.Nodes
 // with everything the reports draw (runs, metrics, GPUs); the others are
 // kept lite: their name, times, reason and failed specs, which is what a
-// per-node verdict (JUnit's failing cases, a drain) needs. results.json
-// itself is never folded: it holds every node in full.
+// per-node verdict (JUnit's failing cases, a drain) needs. A merged
+// job's results.json keeps its nodes unfolded (in full, or refs to their
+// own files) and the folding beside them, under "groups" (folded.go).
 
 // FoldAbove is the node count above which a merged job is folded; jobs up
 // to it keep one entry per node.

@@ -7,8 +7,9 @@ import (
 )
 
 // Schema names the results.json format; bump it when a field changes
-// meaning.
-const Schema = "gdrcheck.results/v1"
+// meaning. v2 added refs (refs.go): a merged job's node entries that
+// stand for the node's own file.
+const Schema = "gdrcheck.results/v2"
 
 // Node statuses.
 const (
@@ -36,6 +37,9 @@ type Results struct {
 	// Runs are measurements across nodes (multi-node collectives,
 	// scaling); node-local ones are in Node.Runs.
 	Runs []Run `json:"runs,omitempty"`
+	// groups are a merged job's folded nodes as read (folded.go), for
+	// ReadFolded alone.
+	groups []Node
 }
 
 // Tool says which gdrcheck made the results and how it was called.
@@ -63,6 +67,10 @@ type Node struct {
 	Action   Action    `json:"action,omitempty"`
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
+	// Ref is, in a merged job's results.json, the node's own file that
+	// stands for it (refs.go); Scan reads it in its place, so a node
+	// never carries one past a read.
+	Ref string `json:"ref,omitempty"`
 	// Group is the alike nodes this one stands for in a folded job
 	// (fold.go); never in results.json.
 	Group *Group `json:"-"`

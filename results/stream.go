@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
 	"github.com/gdrcheck/gdrcheck/internal/hostlist"
@@ -24,6 +27,9 @@ type Encoder struct {
 	// lines writes each node compact on a line of its own
 	// (NewLineEncoder).
 	lines bool
+	// groups writes folded under "groups" (EndFolded).
+	groups bool
+	folded []Node
 }
 
 // NewEncoder starts a results.json on w.
@@ -127,6 +133,9 @@ func (e *Encoder) End(head *Results) error {
 		e.write("\n  ")
 	}
 	e.write("],\n")
+	if e.groups {
+		e.writeGroups()
+	}
 	e.field("tool", head.Tool, true)
 	e.field("started", head.Started, true)
 	if len(head.Runs) > 0 {
@@ -143,8 +152,9 @@ func (e *Encoder) End(head *Results) error {
 // What Scan reads of a results.json: it is decoded one node (or run) at a
 // time, each at most ValueLimit.Bytes, and at most MaxNodes nodes. The
 // node of an 8-GPU, 8-NIC host with every suite is about 90 KB
-// (fixtures/results, BenchmarkCollect1024Nodes), so a merged job of 1024
-// nodes is about 90 MB yet never holds more than one node's bytes.
+// (fixtures/results, BenchmarkCollect1024Nodes); a merged job refers to
+// its healthy nodes' own files (refs.go), and a reader never holds more
+// than one node's bytes.
 var ValueLimit = bounded.Limit{Bytes: 8 << 20, What: "one node or run of a results.json",
 	Why: "the node of an 8-GPU host with every suite is about 90 KB"}
 
@@ -155,29 +165,46 @@ var ValueLimit = bounded.Limit{Bytes: 8 << 20, What: "one node or run of a resul
 const MaxNodes = 2*hostlist.MaxNodes + 1
 
 // Scan reads a results.json one node at a time: visit gets each node as
-// it is decoded, and the returned document holds everything but the
-// nodes. A merged job's results.json is never decoded whole: a node or run
-// larger than ValueLimit, or more than MaxNodes nodes, is an error
-// wrapping bounded.ErrTooLarge.
+// it is decoded, a ref's read from the file it names (refs.go), and the
+// returned document holds everything but the nodes. A merged job's
+// results.json is never decoded whole: a node or run larger than
+// ValueLimit, or more than MaxNodes nodes, is an error wrapping
+// bounded.ErrTooLarge.
 func Scan(path string, visit func(Node) error) (*Results, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ScanFile(f, -1, visit)
+	rr := &refReader{dir: filepath.Dir(path)}
+	defer rr.close()
+	r, err := scanFile(f, path, -1, visit, rr.node)
+	if r != nil {
+		r.groups = nil // ReadFolded's
+	}
+	return r, err
 }
 
 // ScanFile is Scan of a file its caller opened (through a root, checked
 // to be a regular file), named by f.Name(), reading at most max bytes of
-// it (-1: no cap but the values' and the nodes').
+// it (-1: no cap but the values' and the nodes'). It reads a node's own
+// results.json: a ref there is an error.
 func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
-	path := f.Name()
+	r, err := scanFile(f, f.Name(), max, visit, nil)
+	if r != nil {
+		r.groups = nil // ReadFolded's
+	}
+	return r, err
+}
+
+// scanFile is ScanFile with resolve reading each ref (nil: refs are
+// refused).
+func scanFile(f *os.File, path string, max int64, visit func(Node) error, resolve func(Node) (Node, error)) (*Results, error) {
 	var rd io.Reader = f
 	if max >= 0 {
 		rd = io.LimitReader(f, max)
 	}
-	r, nodes, err := scan(bufio.NewReaderSize(rd, 64<<10), visit)
+	r, nodes, err := scan(bufio.NewReaderSize(rd, 64<<10), visit, resolve)
 	if err != nil {
 		var at *offsetError
 		if errors.As(err, &at) {
@@ -191,8 +218,8 @@ func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
 		}
 		return nil, fmt.Errorf("reading %q: %w", path, err)
 	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("reading %q: schema %q, want %q", path, r.Schema, Schema)
+	if r.Schema != Schema && r.Schema != SchemaV1 {
+		return nil, fmt.Errorf("reading %q: schema %q, want %q (or the previous %q)", path, r.Schema, Schema, SchemaV1)
 	}
 	if nodes == 0 {
 		// Nothing was judged: passing it would pass an empty run.
@@ -201,55 +228,33 @@ func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
 	return r, nil
 }
 
-func scan(rd io.Reader, visit func(Node) error) (_ *Results, nodes int, _ error) {
-	dec := bounded.NewDecoder(rd, ValueLimit)
+func scan(rd io.Reader, visit func(Node) error, resolve func(Node) (Node, error)) (_ *Results, nodes int, _ error) {
+	dec := bounded.NewTextDecoder(rd, ValueLimit)
 	var r Results
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, 0, err
 	}
-	// encoding/json keeps the last of a repeated key, so a second
-	// "nodes" would pass unseen (and once had its own cap): keys are
+	// jsontext's decoder here takes a repeated key (encoding/json would
+	// keep the last, so a second "nodes" would pass unseen): keys are
 	// checked here token by token, and inside each value by decodeValue.
 	seen := map[string]bool{} // nodes counts over the whole document
-	for dec.More() {
-		t, err := dec.Token()
+	for dec.PeekKind() != '}' {
+		t, err := dec.ReadToken()
 		if err != nil {
 			return nil, 0, syntaxAt(dec, err)
 		}
-		key, _ := t.(string)
+		key := t.String()
 		if seen[key] {
 			return nil, 0, &offsetError{dec.InputOffset(), fmt.Errorf("the top-level key %q is given twice", key)}
 		}
 		seen[key] = true
 		switch key {
 		case "nodes":
-			if err := expectDelim(dec, '['); err != nil {
-				return nil, 0, err
-			}
-			for dec.More() {
-				if nodes++; nodes > MaxNodes {
-					return nil, 0, &offsetError{dec.InputOffset(), fmt.Errorf("more than %d nodes: a results.json holds one per host of one job: %w", MaxNodes, bounded.ErrTooLarge)}
-				}
-				var n Node
-				where := fmt.Sprintf("nodes[%d]", nodes-1)
-				if err := decodeValue(dec, &n, where); err != nil {
-					return nil, 0, err
-				}
-				if err := checkNode(n, where); err != nil {
-					return nil, 0, &offsetError{dec.InputOffset(), err}
-				}
-				n.Settle()
-				if err := visit(n); err != nil {
-					return nil, 0, err
-				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, 0, syntaxAt(dec, err)
-			}
+			err = decodeNodes(dec, &r, &nodes, visit, resolve)
 		case "runs":
-			if err := decodeRuns(dec, &r); err != nil {
-				return nil, 0, err
-			}
+			err = decodeRuns(dec, &r)
+		case "groups":
+			err = decodeGroups(dec, &r)
 		case "schema":
 			err = decodeValue(dec, &r.Schema, key)
 		case "tool":
@@ -259,7 +264,7 @@ func scan(rd io.Reader, visit func(Node) error) (_ *Results, nodes int, _ error)
 		case "finished":
 			err = decodeValue(dec, &r.Finished, key)
 		default:
-			if err = dec.Skip(); err != nil {
+			if err = dec.SkipValue(); err != nil {
 				err = syntaxAt(dec, err)
 			}
 		}
@@ -270,56 +275,123 @@ func scan(rd io.Reader, visit func(Node) error) (_ *Results, nodes int, _ error)
 	if err := expectDelim(dec, '}'); err != nil {
 		return nil, 0, err
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+	if _, err := dec.ReadToken(); !errors.Is(err, io.EOF) {
 		return nil, 0, &offsetError{dec.InputOffset(), errors.New("data after the document")}
 	}
 	return &r, nodes, nil
 }
 
+// decodeNodes reads the nodes array one node at a time, each checked,
+// a ref read through resolve, and handed to visit; nodes counts them over
+// the whole document.
+func decodeNodes(dec *bounded.TextDecoder, r *Results, nodes *int, visit func(Node) error, resolve func(Node) (Node, error)) error {
+	if err := expectDelim(dec, '['); err != nil {
+		return err
+	}
+	for dec.PeekKind() != ']' {
+		if *nodes++; *nodes > MaxNodes {
+			return &offsetError{dec.InputOffset(), fmt.Errorf("more than %d nodes: a results.json holds one per host of one job: %w", MaxNodes, bounded.ErrTooLarge)}
+		}
+		var n Node
+		where := fmt.Sprintf("nodes[%d]", *nodes-1)
+		if err := decodeValue(dec, &n, where); err != nil {
+			return err
+		}
+		if n.Ref != "" {
+			var err error
+			if n, err = readRef(r, n, where, resolve); err != nil {
+				return &offsetError{dec.InputOffset(), err}
+			}
+		} else if err := checkNode(n, where); err != nil {
+			return &offsetError{dec.InputOffset(), err}
+		}
+		n.Settle() // a ref's too: its added suites count
+		if err := visit(n); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return syntaxAt(dec, err)
+	}
+	return nil
+}
+
+// readRef checks a ref and reads the node it stands for; only a
+// document of schema v2, whose schema comes first as the Encoder writes
+// it, holds refs.
+func readRef(r *Results, ref Node, where string, resolve func(Node) (Node, error)) (Node, error) {
+	if r.Schema != Schema {
+		return Node{}, fmt.Errorf("%s: a ref in a results.json of schema %q: refs came with %q, named before the nodes", where, r.Schema, Schema)
+	}
+	if resolve == nil {
+		return Node{}, fmt.Errorf("%s: %w", where, errRefHere)
+	}
+	if err := checkRef(ref, where); err != nil {
+		return Node{}, err
+	}
+	n, err := resolve(ref)
+	if err != nil {
+		return Node{}, fmt.Errorf("%s (named %q): %w", where, ref.Name, err)
+	}
+	return n, nil
+}
+
 // decodeRuns reads the cross-node runs (one per pair or node count) one
 // by one, like the nodes; null is none.
-func decodeRuns(dec *bounded.Decoder, r *Results) error {
-	t, err := dec.Token()
-	switch {
-	case err != nil:
-		return syntaxAt(dec, err)
-	case t == nil:
+func decodeRuns(dec *bounded.TextDecoder, r *Results) error {
+	switch dec.PeekKind() {
+	case 'n':
+		_, err := dec.ReadToken()
+		if err != nil {
+			return syntaxAt(dec, err)
+		}
 		return nil
-	case t != json.Delim('['):
+	case '[':
+	default:
+		t, err := dec.ReadToken()
+		if err != nil {
+			return syntaxAt(dec, err)
+		}
 		return &offsetError{dec.InputOffset(), fmt.Errorf("runs is %v, not an array", t)}
 	}
+	if _, err := dec.ReadToken(); err != nil {
+		return syntaxAt(dec, err)
+	}
 	r.Runs = []Run{}
-	for dec.More() {
+	for dec.PeekKind() != ']' {
 		var run Run
 		if err := decodeValue(dec, &run, fmt.Sprintf("runs[%d]", len(r.Runs))); err != nil {
 			return err
 		}
 		r.Runs = append(r.Runs, run)
 	}
-	if _, err := dec.Token(); err != nil {
+	if _, err := dec.ReadToken(); err != nil {
 		return syntaxAt(dec, err)
 	}
 	return nil
 }
 
-func expectDelim(dec *bounded.Decoder, want json.Delim) error {
-	t, err := dec.Token()
+func expectDelim(dec *bounded.TextDecoder, want byte) error {
+	t, err := dec.ReadToken()
 	if err != nil {
 		return syntaxAt(dec, err)
 	}
-	if d, ok := t.(json.Delim); !ok || d != want {
+	if t.Kind() != jsontext.Kind(want) {
 		return &offsetError{dec.InputOffset(), fmt.Errorf("want %q, found %v: not a results.json", want, t)}
 	}
 	return nil
 }
 
-func syntaxAt(dec *bounded.Decoder, err error) error {
+func syntaxAt(dec *bounded.TextDecoder, err error) error {
 	var big *bounded.TooLargeError
+	var syn *jsontext.SyntacticError
 	switch {
-	case errors.Is(err, io.EOF):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		err = fmt.Errorf("the document ends early: %w", io.ErrUnexpectedEOF)
 	case errors.As(err, &big):
-		return err // it names the byte the value follows
+		return big // it names the byte the value follows
+	case errors.As(err, &syn):
+		return &offsetError{syn.ByteOffset, syn.Err}
 	}
 	return &offsetError{dec.InputOffset(), err}
 }
@@ -357,18 +429,6 @@ func lineCol(f io.ReaderAt, off int64) (line, col int) {
 func (n Node) Slim() Node {
 	n.Evidence = nil
 	return n
-}
-
-// ReadFolded reads a results.json as a merged job's reports take it:
-// slimmed, and folded past FoldAbove nodes (fold.go).
-func ReadFolded(path string) (*Results, error) {
-	f := NewFolder(0)
-	r, err := Scan(path, func(n Node) error { f.Add(n); return nil })
-	if err != nil {
-		return nil, err
-	}
-	r.Nodes = f.Nodes()
-	return r, nil
 }
 
 // ReadSlim reads a results.json with its nodes slimmed: every report can

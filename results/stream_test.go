@@ -48,7 +48,7 @@ func TestReadRefusesANodeOverTheLimitNamingWhere(t *testing.T) {
 	if !errors.Is(err, bounded.ErrTooLarge) {
 		t.Fatalf("a 9 MiB node: %v", err)
 	}
-	want := fmt.Sprintf("reading %q: after byte 54: larger than the 8 MiB limit on one node or run of a results.json: the node of an 8-GPU host with every suite is about 90 KB", p)
+	want := fmt.Sprintf("reading %q: after byte 49: larger than the 8 MiB limit on one node or run of a results.json: the node of an 8-GPU host with every suite is about 90 KB", p)
 	if err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}

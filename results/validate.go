@@ -17,12 +17,12 @@ import (
 // encoding/json/v2 (go-json-experiment/json, its mirror) refuses it.
 // Invalid UTF-8 is taken, as encoding/json takes it. where names the
 // value in errors ("nodes[3]", "tool"), which point at the byte.
-func decodeValue(dec *bounded.Decoder, v any, where string) error {
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
+func decodeValue(dec *bounded.TextDecoder, v any, where string) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
 		return syntaxAt(dec, err)
 	}
-	err := jsonv2.Unmarshal(raw, v, jsontext.AllowInvalidUTF8(true))
+	err = jsonv2.Unmarshal(raw, v, jsontext.AllowInvalidUTF8(true))
 	if err == nil {
 		return nil
 	}
@@ -61,15 +61,10 @@ func named(raw []byte, where string) string {
 // unknown status, or neither facts nor specs, unless a status other than
 // evaluated gives the reason it has none (a node that never reported).
 func checkNode(n Node, where string) error {
-	if n.Name == "" {
-		return fmt.Errorf("%s: the node has no name", where)
+	if err := checkNamed(n, where); err != nil {
+		return err
 	}
 	where = fmt.Sprintf("%s (named %q)", where, bounded.ClipString(n.Name, 80))
-	switch n.Status {
-	case NodeEvaluated, NodeUnevaluable, NodeMissing, NodeInterrupted:
-	default:
-		return fmt.Errorf("%s: status %q: want %s, %s, %s or %s", where, n.Status, NodeEvaluated, NodeUnevaluable, NodeMissing, NodeInterrupted)
-	}
 	if err := checkActions(n, where); err != nil {
 		return err
 	}
@@ -86,6 +81,20 @@ func checkNode(n Node, where string) error {
 		return fmt.Errorf("%s: %s with neither facts, specs nor a reason", where, n.Status)
 	}
 	return nil
+}
+
+// checkNamed refuses a node without a name or with an unknown status:
+// all a folded entry (Lite: a healthy one may keep nothing else) must
+// say.
+func checkNamed(n Node, where string) error {
+	if n.Name == "" {
+		return fmt.Errorf("%s: the node has no name", where)
+	}
+	switch n.Status {
+	case NodeEvaluated, NodeUnevaluable, NodeMissing, NodeInterrupted:
+		return nil
+	}
+	return fmt.Errorf("%s (named %q): status %q: want %s, %s, %s or %s", where, bounded.ClipString(n.Name, 80), n.Status, NodeEvaluated, NodeUnevaluable, NodeMissing, NodeInterrupted)
 }
 
 // checkActions refuses an action or scope outside the vocabulary

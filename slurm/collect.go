@@ -69,7 +69,8 @@ const (
 func NodeOut(dir string) string { return filepath.Join(dir, nodesDir, "{node}") }
 
 // Merged is a job directory merged into one report: results.json,
-// streamed node by node into a staged file as the nodes were read, and the
+// streamed node by node into a staged file as the nodes were read (the
+// failing ones in full, the others as refs to their own files), and the
 // slim results (nodes without their raw evidence) that the tables, JUnit
 // and HTML are made from. Write commits the set; Discard drops it.
 type Merged struct {
@@ -91,8 +92,9 @@ type CollectOptions struct {
 	Judge Judge
 }
 
-// Amend changes a node as it is merged; runs are the cross-node runs where
-// the node is the allocation. gdrcheck job --compare-to adds the compare
+// Amend changes a node as it is merged, adding suites only (a node
+// merged as a ref is its own file plus the suites added); runs are the
+// cross-node runs where the node is the allocation. gdrcheck job --compare-to adds the compare
 // suite through it.
 type Amend func(n results.Node, runs []results.Run) results.Node
 
@@ -220,12 +222,19 @@ func (mg *merger) write(expected []string) error {
 	}
 	mg.res.Finished = time.Now().UTC()
 	mg.res.Nodes = mg.fold.Nodes()
-	return mg.enc.End(mg.res)
+	return mg.enc.EndFolded(mg.res, mg.res.Nodes)
 }
 
-// add shows n to the judge, amends it, writes it and keeps its slim copy.
-// The allocation's entry carries the judge's suite instead.
-func (mg *merger) add(n results.Node) error {
+// add shows n to the judge, amends it, writes it in full and keeps its
+// slim copy. The allocation's entry carries the judge's suite instead.
+func (mg *merger) add(n results.Node) error { return mg.addAs(n, false) }
+
+// addOwn is add of a node read from its own file, nodes/<name>/results.json,
+// which the merged results.json refers to instead where nothing in it
+// failed.
+func (mg *merger) addOwn(n results.Node) error { return mg.addAs(n, true) }
+
+func (mg *merger) addAs(n results.Node, own bool) error {
 	judge := mg.opt.Judge
 	if n.Name == AllocationNode {
 		mg.allocated = true
@@ -237,6 +246,7 @@ func (mg *merger) add(n results.Node) error {
 	} else if judge != nil {
 		judge.Add(n)
 	}
+	had := len(n.Suites)
 	if mg.opt.Amend != nil {
 		var runs []results.Run
 		if n.Name == AllocationNode {
@@ -244,11 +254,31 @@ func (mg *merger) add(n results.Node) error {
 		}
 		n = mg.opt.Amend(n, runs)
 	}
-	if err := mg.enc.Node(n); err != nil {
+	if err := mg.put(n, own, had); err != nil {
 		return err
 	}
 	mg.fold.Add(n)
 	return nil
+}
+
+// put writes n in full where a person reads it in the merged file (it
+// failed, a suite could not run on it, or no file of its own holds it:
+// a node that never reported), else a ref to its own file with the
+// suites the merge added (Amend only adds suites).
+func (mg *merger) put(n results.Node, own bool, had int) error {
+	if own && n.Name != AllocationNode && !n.Failed() && !cannotRun(n) && len(n.Suites) >= had {
+		return mg.enc.Ref(n.Name, n.Suites[had:])
+	}
+	return mg.enc.Node(n)
+}
+
+func cannotRun(n results.Node) bool {
+	for _, s := range n.Suites {
+		if s.CannotRun() {
+			return true
+		}
+	}
+	return false
 }
 
 // Write renders junit.xml, report.html and the Prometheus textfile o asks

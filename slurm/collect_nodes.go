@@ -46,7 +46,7 @@ func (mg *merger) mergeNode(name string, r *results.Results) error {
 				n.Runs[i].Log = filepath.Join(nodesDir, name, n.Runs[i].Log)
 			}
 		}
-		if err := mg.add(n); err != nil {
+		if err := mg.addOwn(n); err != nil {
 			return err
 		}
 	}

@@ -81,18 +81,25 @@ func (c *compareOptions) run(cmd *cobra.Command, beforeArg, afterArg string) err
 	if err := compare.CheckTolerance(c.tolerance); err != nil {
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--tolerance: %w", err)}
 	}
-	before, err := readCompared(beforeArg)
+	// Indexed: a merged job's nodes are read one at a time, from their
+	// own files, as the comparison reaches them.
+	before, err := readResultsArg(beforeArg, results.OpenIndex)
 	if err != nil {
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("BEFORE: %w", err)}
 	}
-	after, err := readCompared(afterArg)
+	defer before.Close()
+	after, err := readResultsArg(afterArg, results.OpenIndex)
 	if err != nil {
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("AFTER: %w", err)}
 	}
-	if err := compare.Common(before, after); err != nil {
+	defer after.Close()
+	if err := compare.CommonSources(before, after); err != nil {
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("BEFORE %s and AFTER %s: %w", beforeArg, afterArg, err)}
 	}
-	res := compare.Compare(before, after, compare.Options{Tolerance: c.tolerance})
+	res, err := compare.CompareSources(before, after, compare.Options{Tolerance: c.tolerance})
+	if err != nil {
+		return &exitError{code: results.ExitUnevaluable, err: err}
+	}
 	res.Tool.Args = os.Args[1:]
 	var buf bytes.Buffer
 	switch c.format {
@@ -150,23 +157,29 @@ func readCompared(arg string) (*results.Results, error) { return readResultsArg(
 // readResultsArg reads the results.json an argument names with read: the
 // file, or DIR/results.json; where there is none, it says what would
 // write one (for the directory submit --out wrote, which job to name).
-func readResultsArg(arg string, read func(string) (*results.Results, error)) (*results.Results, error) {
+func readResultsArg[T any](arg string, read func(string) (T, error)) (T, error) {
 	path := resultsPath(arg)
 	r, err := read(path)
-	if err == nil {
-		return r, nil
+	if err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return r, err
 	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	if _, serr := os.Stat(path); serr == nil {
+		return r, err // a file it refers to is missing, named in err
 	}
+	var none T
+	return none, argMissing(arg, path)
+}
+
+// argMissing says what would write the results.json arg lacks.
+func argMissing(arg, path string) error {
 	if jobs, _ := filepath.Glob(filepath.Join(arg, "job-*")); len(jobs) > 0 {
 		slices.Sort(jobs)
-		return nil, fmt.Errorf("reading %q: no such file; %s holds gdrcheck submit jobs: name one, e.g. %s", path, arg, jobs[len(jobs)-1])
+		return fmt.Errorf("reading %q: no such file; %s holds gdrcheck submit jobs: name one, e.g. %s", path, arg, jobs[len(jobs)-1])
 	}
 	if _, serr := os.Stat(filepath.Join(arg, "job.json")); serr == nil {
-		return nil, fmt.Errorf("reading %q: no such file; the job never wrote its report: gdrcheck collect %s writes it", path, arg)
+		return fmt.Errorf("reading %q: no such file; the job never wrote its report: gdrcheck collect %s writes it", path, arg)
 	}
-	return nil, fmt.Errorf("reading %q: no such file (gdrcheck run --out DIR writes DIR/results.json)", path)
+	return fmt.Errorf("reading %q: no such file (gdrcheck run --out DIR writes DIR/results.json)", path)
 }
 
 // compareTo is what --compare-to adds to run and job: the run before,

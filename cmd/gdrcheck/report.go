@@ -112,21 +112,29 @@ func resultsPath(arg string) string {
 }
 
 // readNode reads one node of a results.json, in full but for its raw
-// evidence, with the cross-node runs where it is the allocation.
+// evidence, with the cross-node runs where it is the allocation: of a
+// merged job, only that node's own file is read.
 func readNode(path, name string) (*results.Results, error) {
-	var kept []results.Node
-	r, err := results.Scan(path, func(n results.Node) error {
-		if n.Name == name {
-			kept = append(kept, n.Slim())
-		}
-		return nil
-	})
+	x, err := results.OpenIndex(path)
 	if err != nil {
 		return nil, err
+	}
+	defer x.Close()
+	var kept []results.Node
+	for i, n := range x.Names() {
+		if n != name {
+			continue
+		}
+		node, err := x.At(i)
+		if err != nil {
+			return nil, err
+		}
+		kept = append(kept, node.Slim())
 	}
 	if len(kept) == 0 {
 		return nil, fmt.Errorf("--node %q: no such node in %s", name, path)
 	}
+	r := x.Head
 	r.Nodes = kept
 	if name != results.AllocationNode {
 		r.Runs = nil

@@ -22,12 +22,22 @@ var ErrNoNodeInCommon = errors.New("no node in common")
 // a run of one node pairs with a run before of one node whatever its
 // name (Amend: a host renamed, two recordings of one machine).
 func Common(before, after *results.Results) error {
-	b, a := nodeNames(before), nodeNames(after)
-	if len(b) == 1 && len(a) == 1 && len(before.Nodes) == 1 && len(after.Nodes) == 1 {
+	return CommonSources(memory(before), memory(after))
+}
+
+// CommonSources is Common of two runs read node by node: only their
+// names are read.
+func CommonSources(before, after Source) error {
+	b, a := nodeNames(before.Names()), nodeNames(after.Names())
+	if len(b) == 1 && len(a) == 1 && before.Len() == 1 && after.Len() == 1 {
 		return nil
 	}
+	inBefore := make(map[string]bool, len(b))
+	for _, n := range b {
+		inBefore[n] = true
+	}
 	for _, n := range a {
-		if slices.Contains(b, n) {
+		if inBefore[n] {
 			return nil
 		}
 	}
@@ -43,11 +53,11 @@ func Common(before, after *results.Results) error {
 }
 
 // nodeNames are a run's node names, the allocation's entry left out.
-func nodeNames(r *results.Results) []string {
+func nodeNames(names []string) []string {
 	var out []string
-	for _, n := range r.Nodes {
-		if n.Name != results.AllocationNode {
-			out = append(out, n.Name)
+	for _, n := range names {
+		if n != results.AllocationNode {
+			out = append(out, n)
 		}
 	}
 	return out

@@ -53,7 +53,7 @@ func TestRunsWithNoNodeInCommonAreRefusedNodeNamesMatchedAsSlurmDoes(t *testing.
 	if err := Common(b, a); err != nil {
 		t.Errorf("one node each: %v", err)
 	}
-	if !slices.Equal(nodeNames(job(t, "x")), []string{"x"}) {
+	if !slices.Equal(nodeNames(memory(job(t, "x")).Names()), []string{"x"}) {
 		t.Errorf("the allocation's entry counts as a node")
 	}
 }
