@@ -30,9 +30,11 @@ func startReplay(t *testing.T, tmp string) *exec.Cmd {
 	}
 	t.Cleanup(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); cmd.Wait() })
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		// The benchmark is gdrcheck's child, in a process group of its
+		// own (harness/bench), and dies with it (Pdeathsig).
 		procs, _ := procfs.AllProcs()
 		for _, p := range procs {
-			if st, err := p.Stat(); err == nil && st.PGRP == cmd.Process.Pid && st.PID != cmd.Process.Pid && strings.HasSuffix(st.Comm, "_perf") {
+			if st, err := p.Stat(); err == nil && st.PPID == cmd.Process.Pid && strings.HasSuffix(st.Comm, "_perf") {
 				return cmd
 			}
 		}

@@ -45,7 +45,10 @@ func withTimeout(ctx context.Context, d, def time.Duration) (context.Context, co
 func command(ctx context.Context, argv, env []string, waitDelay time.Duration) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own group keeps the terminal's ^C from reaching it before
+	// gdrcheck reports; Pdeathsig kills it when gdrcheck is killed
+	// outright (kill -9, the OOM killer), as its group no longer is.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	if waitDelay <= 0 {
 		waitDelay = killDelay

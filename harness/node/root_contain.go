@@ -8,6 +8,7 @@ import (
 	"path"
 	"path/filepath"
 	"syscall"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -113,6 +114,12 @@ func (w containWalk) walk(fd int, rel string, depth int) error {
 	}
 	for _, n := range names {
 		p := path.Join(rel, n)
+		// As io/fs refuses such a path: sysfs and procfs name nothing
+		// outside UTF-8, and a name that is not would reach labels and
+		// reports as another name.
+		if !utf8.ValidString(n) {
+			return fmt.Errorf("%q: %w: the name is not UTF-8, which no kernel's sysfs or procfs and no gdrcheck snapshot writes", filepath.Join(w.dir, p), fs.ErrInvalid)
+		}
 		var st unix.Stat_t
 		if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 			return &os.PathError{Op: "fstatat", Path: filepath.Join(w.dir, p), Err: err}
