@@ -12,7 +12,7 @@ import (
 // tables show, the bandwidth or latency, the forced run's share of the
 // direct bandwidth and the host CPU per GB.
 func MPITable(r *results.Results) Table {
-	t := Table{Title: "CUDA-aware MPI over UCX (osu_bw -d cuda D D)", Header: []string{"node", "run", "mode", "UCX path", "GB/s", "latency us", "at size", "ratio", "CPU s/GB", "verdict"}}
+	t := Table{Title: "CUDA-aware MPI over UCX (osu_bw -d cuda D D, or a ucx_perftest -m cuda pair)", Header: []string{"node", "run", "mode", "UCX path", "GB/s", "latency us", "at size", "ratio", "CPU s/GB", "verdict"}}
 	for _, n := range r.Nodes {
 		for _, run := range n.Runs {
 			if run.Suite != "mpi" {

@@ -16,7 +16,7 @@ var labels = map[string]string{
 	"collectives": "nccl-tests collectives: the direct path NCCL should take, bus bandwidth against the baseline",
 	"negative":    "forced NCCL fallbacks (P2P, SHM, GDR, IB disabled, remote NIC) are detected",
 	"fabric":      "RDMA rail ports active at their rate, error counters still during the benchmarks, no NIC traffic on NVLink runs, GPU vs host RDMA bandwidth",
-	"mpi":         "CUDA-aware MPI over UCX: Open MPI or MPICH and UCX built for GPU memory (named before any benchmark), then osu_bw -d cuda D D inside and across nodes: the path UCX shows, and its forced fallbacks detected",
+	"mpi":         "CUDA-aware MPI over UCX: Open MPI or MPICH and UCX built for GPU memory (named before any benchmark), then osu_bw -d cuda D D inside and across nodes (or, with no CUDA-aware MPI, a ucx_perftest -m cuda client/server pair inside the node): the path UCX shows, and its forced fallbacks detected",
 	"container":   "the direct path from inside the workload's container: device nodes, memlock, CAP_IPC_LOCK, RDMA devices, dma-buf export",
 	ScalingArea:   "all_reduce across 1, 2, 4 ... N nodes of an allocation: bus bandwidth and latency against the baseline, efficiency, outlier nodes and the pairwise pass that names a slow one",
 }
