@@ -27,6 +27,15 @@ var bin, binDir string
 
 func TestMain(m *testing.M) {
 	flag.Parse()
+	// The tests wait on the processes they start, not on a CPU: 8 at a
+	// time whatever GOMAXPROCS is (go test's default), unless -parallel
+	// was given. Set here, not in make test's go test -parallel, which
+	// Ginkgo refuses in the packages that run its specs in process.
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", "8")
+	}
 	// Tests look for what a table says whole: a wide terminal for every
 	// gdrcheck they start. The width tests and the console goldens set
 	// COLUMNS themselves (120 and 80).
