@@ -3,6 +3,7 @@ package bounded
 import (
 	"io"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -34,6 +35,15 @@ func (d *TextDecoder) arm() {
 func (d *TextDecoder) ReadValue() (jsontext.Value, error) {
 	d.arm()
 	return d.Decoder.ReadValue()
+}
+
+// Unmarshal decodes the next value, of at most the limit, into v as
+// encoding/json/v2's UnmarshalDecode does, with opts for this value
+// only: one pass over its bytes, where ReadValue and then Unmarshal of
+// them are two.
+func (d *TextDecoder) Unmarshal(v any, opts ...jsonv2.Options) error {
+	d.arm()
+	return jsonv2.UnmarshalDecode(d.Decoder, v, opts...)
 }
 
 // ReadToken is jsontext's, on a token of at most the limit.
