@@ -1,3 +1,21 @@
+// The collect and compare benchmarks run from a test binary on a machine
+// without Go (an idle many-core box), from a checkout with its fixtures
+// (make fixtures). Built where Go is, in the repository's root:
+//
+//	go test -c -o collect.test ./cmd/gdrcheck
+//	go build -trimpath -buildvcs=false -o bin/gdrcheck ./cmd/gdrcheck
+//	go build -o bin/fakebin/nccl-tests ./fixtures/fakebin/nccl-tests
+//
+// then, there, in the repository's root (the test binary moves to
+// cmd/gdrcheck itself):
+//
+//	GDRCHECK_TEST_BIN=bin/gdrcheck GDRCHECK_FAKEBIN_DIR=bin/fakebin ./collect.test -test.run '^$' -test.bench 'Collect16384|Compare16384' -test.benchtime 1x
+//
+// GDRCHECK_TEST_BIN is the gdrcheck the tests start instead of building
+// one (TestMain); GDRCHECK_FAKEBIN_DIR holds the nccl-tests stand-in the
+// node shapes are run with (fixtures/fakebin). Each job of 16,384 nodes
+// is 3 GB of node files in $TMPDIR.
+
 package main
 
 import (
