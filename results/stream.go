@@ -206,7 +206,7 @@ func scanFile(f *os.File, path string, max int64, visit func(Node) error, resolv
 		rd = io.LimitReader(f, max)
 		src = io.NewSectionReader(f, 0, max)
 	}
-	r, nodes, err := scan(bufio.NewReaderSize(rd, 64<<10), src, visit, resolve)
+	r, nodes, err := scan(rd, src, visit, resolve)
 	if err != nil {
 		var at *offsetError
 		if errors.As(err, &at) {
@@ -233,7 +233,8 @@ func scanFile(f *os.File, path string, max int64, visit func(Node) error, resolv
 // scan reads the document rd streams, src being the same bytes from the
 // first, for errors to read a value of again.
 func scan(rd io.Reader, src io.ReaderAt, visit func(Node) error, resolve func(Node) (Node, error)) (_ *Results, nodes int, _ error) {
-	dec := newDocDecoder(rd, src)
+	dec := getDocDecoder(rd, src)
+	defer putDocDecoder(dec)
 	var r Results
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, 0, err

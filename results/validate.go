@@ -8,6 +8,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -19,11 +20,38 @@ import (
 // ValueLimit each, from src, which an error reads a value of again.
 type docDecoder struct {
 	*bounded.TextDecoder
-	src io.ReaderAt // the document from its first byte
+	src io.ReaderAt   // the document from its first byte
+	br  *bufio.Reader // what the decoder reads the document through
 }
 
-func newDocDecoder(rd io.Reader, src io.ReaderAt) *docDecoder {
-	return &docDecoder{TextDecoder: bounded.NewTextDecoder(rd, ValueLimit), src: src}
+// docDecoders are decoders and their buffers (a node's worth) for the
+// next file: a merge reads thousands, and a new buffer for each was most
+// of what it allocated, and so of its garbage collection.
+var docDecoders = sync.Pool{New: func() any {
+	br := bufio.NewReaderSize(nil, 64<<10)
+	return &docDecoder{TextDecoder: bounded.NewTextDecoder(br, ValueLimit), br: br}
+}}
+
+// getDocDecoder reads the document rd streams, src holding the same
+// bytes from the first; put it back with putDocDecoder.
+func getDocDecoder(rd io.Reader, src io.ReaderAt) *docDecoder {
+	d := docDecoders.Get().(*docDecoder)
+	d.br.Reset(rd)
+	d.TextDecoder.Reset(d.br)
+	d.src = src
+	return d
+}
+
+// putDocDecoder returns d to the pool, unless it read a document larger
+// than a node's, whose buffer the pool would keep.
+func putDocDecoder(d *docDecoder) {
+	if d.InputOffset() > 4<<20 {
+		return
+	}
+	d.br.Reset(nil)
+	d.TextDecoder.Reset(d.br)
+	d.src = nil
+	docDecoders.Put(d)
 }
 
 // decodeValue decodes the next value of dec into v in one pass,
