@@ -200,13 +200,19 @@ func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
 // scanFile is ScanFile with resolve reading each ref (nil: refs are
 // refused).
 func scanFile(f *os.File, path string, max int64, visit func(Node) error, resolve func(Node) (Node, error)) (*Results, error) {
+	return scanFileInto(f, path, max, nil, visit, resolve)
+}
+
+// scanFileInto is scanFile with each node's evidence decoded into ev in
+// the pass that reads the node (nil: kept raw, Node.Evidence).
+func scanFileInto(f *os.File, path string, max int64, ev *evidenceInto, visit func(Node) error, resolve func(Node) (Node, error)) (*Results, error) {
 	var rd io.Reader = f
 	var src io.ReaderAt = f
 	if max >= 0 {
 		rd = io.LimitReader(f, max)
 		src = io.NewSectionReader(f, 0, max)
 	}
-	r, nodes, err := scan(rd, src, visit, resolve)
+	r, nodes, err := scan(rd, src, ev, visit, resolve)
 	if err != nil {
 		var at *offsetError
 		if errors.As(err, &at) {
@@ -232,9 +238,10 @@ func scanFile(f *os.File, path string, max int64, visit func(Node) error, resolv
 
 // scan reads the document rd streams, src being the same bytes from the
 // first, for errors to read a value of again.
-func scan(rd io.Reader, src io.ReaderAt, visit func(Node) error, resolve func(Node) (Node, error)) (_ *Results, nodes int, _ error) {
+func scan(rd io.Reader, src io.ReaderAt, ev *evidenceInto, visit func(Node) error, resolve func(Node) (Node, error)) (_ *Results, nodes int, _ error) {
 	dec := getDocDecoder(rd, src)
 	defer putDocDecoder(dec)
+	dec.evidence = ev
 	var r Results
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, 0, err
@@ -297,13 +304,12 @@ func decodeNodes(dec *docDecoder, r *Results, nodes *int, visit func(Node) error
 		if *nodes++; *nodes > MaxNodes {
 			return &offsetError{dec.InputOffset(), fmt.Errorf("more than %d nodes: a results.json holds one per host of one job: %w", MaxNodes, bounded.ErrTooLarge)}
 		}
-		var n Node
 		where := fmt.Sprintf("nodes[%d]", *nodes-1)
-		if err := decodeValue(dec, &n, where); err != nil {
+		n, err := decodeNode(dec, where)
+		if err != nil {
 			return err
 		}
 		if n.Ref != "" {
-			var err error
 			if n, err = readRef(r, n, where, resolve); err != nil {
 				return &offsetError{dec.InputOffset(), err}
 			}

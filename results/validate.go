@@ -22,6 +22,9 @@ type docDecoder struct {
 	*bounded.TextDecoder
 	src io.ReaderAt   // the document from its first byte
 	br  *bufio.Reader // what the decoder reads the document through
+	// evidence (nil: none) is what each node's evidence is decoded
+	// into, in the pass that reads the node (evidence.go).
+	evidence *evidenceInto
 }
 
 // docDecoders are decoders and their buffers (a node's worth) for the
@@ -50,7 +53,7 @@ func putDocDecoder(d *docDecoder) {
 	}
 	d.br.Reset(nil)
 	d.TextDecoder.Reset(d.br)
-	d.src = nil
+	d.src, d.evidence = nil, nil
 	docDecoders.Put(d)
 }
 
