@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // overWidth returns the lines of out wider than width, numbered.
@@ -100,5 +102,27 @@ func TestEveryFixtureNodesConsoleFitsTheTerminal(t *testing.T) {
 				checkWidth(t, name+": inventory", r.stdout, w.width)
 			}
 		})
+	}
+}
+
+// submit --wait's list of the nodes that failed (their drain reasons, up
+// to Slurm's length) fits the terminal too: make run-scale printed it 129
+// columns wide, past the width tests of collect, report and compare.
+func TestTheFailedNodesListOfSubmitFitsTheTerminal(t *testing.T) {
+	res := &results.Results{Schema: results.Schema}
+	for i := 1; i <= 60; i++ {
+		res.Nodes = append(res.Nodes, results.Node{Name: nodeName(i), Status: results.NodeMissing, Action: results.ActionRerun,
+			Reason: "never reported: step 7 was killed by signal 9 after its watchdog of 30m0s; slurmstepd said: error: *** STEP CANCELLED AT 2026-12-04T03:11:18 DUE TO TIME LIMIT ***"})
+	}
+	for _, w := range widths {
+		t.Setenv("COLUMNS", w.columns)
+		var out strings.Builder
+		printBlamed(&out, res, true)
+		checkWidth(t, "submit's failed nodes", out.String(), w.width)
+		for _, want := range []string{"gpu00001: missing: never reported", "... and 10 more"} {
+			if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), want) {
+				t.Errorf("at %d columns the list lacks %q:\n%s", w.width, want, out.String())
+			}
+		}
 	}
 }
