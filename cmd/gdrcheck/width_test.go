@@ -87,7 +87,8 @@ func TestEveryConsoleViewOfAJobFitsTheTerminal(t *testing.T) {
 	}
 }
 
-// Every fixture node's run prints tables that fit the terminal.
+// Every fixture node's run, inventory, health and prolog print lines
+// that fit the terminal.
 func TestEveryFixtureNodesConsoleFitsTheTerminal(t *testing.T) {
 	t.Parallel()
 	ttars, _ := filepath.Glob(nodes + "*.ttar")
@@ -100,6 +101,14 @@ func TestEveryFixtureNodesConsoleFitsTheTerminal(t *testing.T) {
 				checkWidth(t, name+": run", r.stdout, w.width)
 				r = gdrcheckEnv(t, columnsEnv(w.columns), "inventory", "--host-root", f)
 				checkWidth(t, name+": inventory", r.stdout, w.width)
+				// The health loop's hooks, as a person runs them by hand.
+				state := t.TempDir()
+				r = gdrcheckEnv(t, columnsEnv(w.columns), "health", "--host-root", f, "--slurm", "off", "--state-dir", state)
+				checkWidth(t, name+": health", r.stdout+r.stderr, w.width)
+				r = gdrcheckEnv(t, columnsEnv(w.columns), "prolog", "--host-root", f, "--state-dir", state, "--gpus", "0", "--deep", "never")
+				// The drain reason is printed as Slurm will show it, whole
+				// (at most 120 bytes, so within the default width).
+				checkWidth(t, name+": prolog", withoutDrainReason(r.stdout+r.stderr), w.width)
 			}
 		})
 	}
@@ -125,4 +134,16 @@ func TestTheFailedNodesListOfSubmitFitsTheTerminal(t *testing.T) {
 			}
 		}
 	}
+}
+
+// withoutDrainReason drops the lines that are a drain reason of gdrcheck's
+// ("gdrcheck: <check>: <cause> action=<ACTION>", at most 120 bytes).
+func withoutDrainReason(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "gdrcheck: ") || len(l) > 120 || !strings.Contains(l, " action=") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
