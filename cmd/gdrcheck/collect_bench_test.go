@@ -258,4 +258,5 @@ func benchCompare(b *testing.B, n int) {
 }
 
 func BenchmarkCompare1024Nodes(b *testing.B)  { benchCompare(b, 1024) }
+func BenchmarkCompare4096Nodes(b *testing.B)  { benchCompare(b, 4096) }
 func BenchmarkCompare16384Nodes(b *testing.B) { benchCompare(b, 16384) }
