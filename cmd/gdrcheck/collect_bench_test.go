@@ -260,3 +260,23 @@ func benchCompare(b *testing.B, n int) {
 func BenchmarkCompare1024Nodes(b *testing.B)  { benchCompare(b, 1024) }
 func BenchmarkCompare4096Nodes(b *testing.B)  { benchCompare(b, 4096) }
 func BenchmarkCompare16384Nodes(b *testing.B) { benchCompare(b, 16384) }
+
+// benchBaselineRecord runs gdrcheck baseline record as a process on a
+// merged job of n healthy nodes: it reads the nodes one at a time, so its
+// peak RSS stays that of a few nodes and the samples, whatever n is.
+func benchBaselineRecord(b *testing.B, n int) {
+	dir := jobOf(b, n)
+	runPeak(b, []int{0}, "collect", dir)
+	out := filepath.Join(b.TempDir(), "baseline.yaml")
+	var peak int64
+	var cpu time.Duration
+	for b.Loop() {
+		p, c := runPeak(b, []int{0}, "baseline", "record", dir, "--out", out)
+		peak, cpu = max(peak, p), cpu+c
+	}
+	b.ReportMetric(float64(peak)/1024, "MiB-peak-rss")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "s-cpu/op")
+}
+
+func BenchmarkBaselineRecord1024Nodes(b *testing.B)  { benchBaselineRecord(b, 1024) }
+func BenchmarkBaselineRecord16384Nodes(b *testing.B) { benchBaselineRecord(b, 16384) }
