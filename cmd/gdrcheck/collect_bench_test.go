@@ -280,3 +280,23 @@ func benchBaselineRecord(b *testing.B, n int) {
 
 func BenchmarkBaselineRecord1024Nodes(b *testing.B)  { benchBaselineRecord(b, 1024) }
 func BenchmarkBaselineRecord16384Nodes(b *testing.B) { benchBaselineRecord(b, 16384) }
+
+// benchCollectComparedTo runs gdrcheck collect --compare-to on a job of n
+// nodes against a merged job of n: the run before is read node by node as
+// each node is merged, so the peak RSS is collect's own and a few nodes.
+func benchCollectComparedTo(b *testing.B, n int) {
+	before := jobOf(b, n, planted(n)...)
+	runPeak(b, []int{0, 1}, "collect", before)
+	after := jobOf(b, n, planted(n+3)...)
+	var peak int64
+	var cpu time.Duration
+	for b.Loop() {
+		p, c := runPeak(b, []int{0, 1}, "collect", after, "--compare-to", before)
+		peak, cpu = max(peak, p), cpu+c
+	}
+	b.ReportMetric(float64(peak)/1024, "MiB-peak-rss")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "s-cpu/op")
+}
+
+func BenchmarkCollectComparedTo1024Nodes(b *testing.B)  { benchCollectComparedTo(b, 1024) }
+func BenchmarkCollectComparedTo16384Nodes(b *testing.B) { benchCollectComparedTo(b, 16384) }

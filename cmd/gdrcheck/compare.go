@@ -153,10 +153,6 @@ func printComparison(w io.Writer, res *results.Results, format string) error {
 	return err
 }
 
-// readCompared reads the results.json a compare argument names, nodes
-// with their evidence (the comparison reads BAR1, links and rails there).
-func readCompared(arg string) (*results.Results, error) { return readResultsArg(arg, results.Read) }
-
 // readResultsArg reads the results.json an argument names with read: the
 // file, or DIR/results.json; where there is none, it says what would
 // write one (for the directory submit --out wrote, which job to name).
@@ -208,10 +204,14 @@ func (c *compareTo) load() error {
 	if err := compare.CheckTolerance(c.tolerance); err != nil {
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--compare-tolerance: %w", err)}
 	}
-	r, err := readCompared(c.path)
+	// The run before is read node by node as the nodes are compared: its
+	// head and held nodes now, a merged job's node files when asked for
+	// (collect never rewrites them; a run's own results.json holds its
+	// nodes and is read whole here, before this run replaces it).
+	x, err := readResultsArg(c.path, results.OpenIndex)
 	if err != nil {
 		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("--compare-to: %w", err)}
 	}
-	c.before = compare.Before{Run: r, Options: compare.Options{Tolerance: c.tolerance}}
+	c.before = compare.Before{Source: x, Options: compare.Options{Tolerance: c.tolerance}}
 	return nil
 }

@@ -61,20 +61,6 @@ func Compare(before, after *results.Results, opt Options) *results.Results {
 	return out
 }
 
-// AmendAll adds the compare suite to every node of after, in place
-// (gdrcheck run --compare-to): the allocation with the cross-node runs.
-func AmendAll(before, after *results.Results, opt Options) {
-	amend := Amend(before, opt, len(after.Nodes) == 1)
-	for i, n := range after.Nodes {
-		var runs []results.Run
-		if n.Name == results.AllocationNode {
-			runs = after.Runs
-		}
-		after.Nodes[i] = amend(n, runs)
-	}
-	after.Tool.Suites = append(slices.Clone(after.Tool.Suites), Suite)
-}
-
 // Amend returns what adds the compare suite to a node of a run as it is
 // written (gdrcheck run --compare-to, a job's collector): the node
 // compared with its namesake in before, runs being the cross-node runs
