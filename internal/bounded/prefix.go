@@ -170,6 +170,13 @@ func unprefixed(b []byte) bool {
 	if len(b) == 0 || !mayStartPrefix[b[0]] {
 		return true
 	}
+	if b[0] == '[' {
+		// "[1717282080.121144]" (UCX's time): no prefix. Of the two
+		// that start with "[", mpirun's has a "," after its digits
+		// and torchrun's a letter after "[".
+		d := digitsLen(b, 1)
+		return d > 0 && !hasAt(b, 1+d, ",")
+	}
 	if !isAlnum(b[0]) || isDigit(b[0]) {
 		return false
 	}
@@ -184,6 +191,14 @@ func unprefixed(b []byte) bool {
 // host it named; zero when the line had none. Like the line, it is valid
 // until the next call to Next.
 func (l *Lines) Tag() Tag { return l.pfx.last.tag() }
+
+// TagIs reports whether the prefix of the line last returned is t, without
+// making Tag's strings: a parser that names each line's rank keeps the
+// last Tag and makes a new one only when this says it changed.
+func (l *Lines) TagIs(t Tag) bool {
+	s := l.pfx.last
+	return familyNames[s.family] == t.Family && string(s.rank) == t.Rank && string(s.host) == t.Host
+}
 
 // Prefix is the family of prefix most lines of the input had, "" when none
 // had one. Output interleaved from several ranks shares one family.
