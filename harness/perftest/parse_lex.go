@@ -1,6 +1,7 @@
 package perftest
 
 import (
+	"bytes"
 	"math"
 	"regexp"
 	"strconv"
@@ -35,14 +36,14 @@ func (p *parser) line(raw string) {
 		return
 	}
 	if strings.Contains(s, "ib_") {
-		if m := commandRe.FindStringSubmatch(s); m != nil {
+		if cmd, ok := matchCommand(s); ok {
 			p.seen = true
-			p.res.Command = clipText(m[1])
+			p.res.Command = clipText(cmd)
 			p.memFromCommand(strings.Fields(p.res.Command)[1:], s)
 			return
 		}
 	}
-	if strings.HasSuffix(s, "Test") && testNameRe.MatchString(s) {
+	if isTestName(s) {
 		p.seen = true
 		p.res.Test = clipField(s)
 		switch {
@@ -60,23 +61,47 @@ func (p *parser) line(raw string) {
 		}
 		return
 	}
-	if strings.Contains(s, "device name = [") {
-		if m := gpuNameRe.FindStringSubmatch(s); m != nil {
-			p.res.GPU = clipField(m[1])
-		}
-	}
-	low := strings.ToLower(s)
+	c := p.classifyTail(s)
+	p.keepTail(s, c)
+	p.applyTail(s, c)
+}
+
+// tailClass is what line finds in a line that is none of perftest's
+// table, banner or command lines: the GPU it names, the memory it shows
+// and whether it reports a failure. It depends on the line alone, so a
+// line seen before is not looked at again (keepTail).
+type tailClass struct {
+	gpu    string
+	hasGPU bool
+	mem    Mem // MemCUDADMABuf, MemCUDA, or MemUnknown for neither
+	failed bool
+}
+
+func (p *parser) classifyTail(s string) tailClass {
+	var c tailClass
+	c.gpu, c.hasGPU = gpuName(s)
+	low := p.lower(s)
 	// Failure lines count as evidence too: "DMA-BUF is not supported on
 	// this GPU" says which path was asked for.
 	switch {
-	case strings.Contains(low, "dmabuf") || strings.Contains(low, "dma-buf"):
-		p.seen = p.seen || perftestGPURe.MatchString(s)
-		p.mem(MemCUDADMABuf, s, true)
-	case strings.Contains(low, "cu") && cudaRe.MatchString(s):
-		p.seen = p.seen || perftestGPURe.MatchString(s)
-		p.mem(MemCUDA, s, true)
+	case bytes.Contains(low, txtDMABuf) || bytes.Contains(low, txtDMABuf2):
+		c.mem = MemCUDADMABuf
+	case bytes.Contains(low, txtCu) && hasCUDA(s):
+		c.mem = MemCUDA
 	}
-	if isFailure(low) || (len(p.failed) > 0 && counterRe.MatchString(s)) {
+	c.failed = isFailure(low)
+	return c
+}
+
+func (p *parser) applyTail(s string, c tailClass) {
+	if c.hasGPU {
+		p.res.GPU = clipField(c.gpu)
+	}
+	if c.mem != MemUnknown {
+		p.seen = p.seen || perftestGPURe.MatchString(s)
+		p.mem(c.mem, s, true)
+	}
+	if c.failed || (len(p.failed) > 0 && counterRe.MatchString(s)) {
 		// Any error line belongs to a perftest failure, but only one
 		// that names perftest's things shows that this is perftest.
 		p.seen = p.seen || perftestWords.MatchString(s)
@@ -110,8 +135,16 @@ func isNCCLLine(s string) bool {
 		strings.Contains(s, " NCCL TRACE ") || strings.HasPrefix(s, "NCCL version ")
 }
 
-func isSeparator(s string) bool {
-	return len(s) >= 20 && strings.Trim(s, "-") == ""
+func isSeparator[T string | []byte](s T) bool {
+	if len(s) < 20 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 type column int
@@ -166,12 +199,7 @@ var bannerKeys = map[string]bool{
 }
 
 var (
-	kvRe       = regexp.MustCompile(`([^\s:][^:\t]*?)\s*:\s*(\S+)`)
-	testNameRe = regexp.MustCompile(`^(Send|Send_imm|RDMA_Write|RDMA_Write_imm|RDMA_Read|Atomic)\s.*\bTest$`)
-	// The command as typed, by any path: "ib_write_bw", "./ib_write_bw",
-	// "~/perftest/ib_write_bw", "/usr/bin/ib_write_bw".
-	commandRe = regexp.MustCompile(`(?:^|[\s#$>])((?:[^\s#$>]*/)?ib_(?:write|read|send|atomic)_(?:bw|lat)(?:\s.*)?)$`)
-	gpuNameRe = regexp.MustCompile(`device name = \[([^\]]*)\]`)
+	kvRe = regexp.MustCompile(`([^\s:][^:\t]*?)\s*:\s*(\S+)`)
 )
 
 // maxBannerLines is how many distinct banner lines bannerPairs keeps:
@@ -246,17 +274,26 @@ func (p *parser) row(s string) bool {
 		return false // no row is this long
 	}
 	p.fields = appendFields(p.fields[:0], s) // rows are most lines: no slice each
-	f := p.fields
+	r, ok := parseRow(p, p.fields)
+	if ok {
+		p.addRow(r)
+	}
+	return ok
+}
+
+// parseRow reads a row's fields by the header's columns; false when they
+// are not a row.
+func parseRow[T string | []byte](p *parser, f []T) (Row, bool) {
 	if len(f) < 2 || len(f) != len(p.cols) {
-		return false
+		return Row{}, false
 	}
 	var r Row
 	for i, tok := range f {
 		c := p.cols[i]
 		if c == colBytes || c == colIters {
-			n, err := strconv.ParseInt(tok, 10, 64)
-			if err != nil || n < 0 {
-				return false
+			n, ok := atoi(tok)
+			if !ok || n < 0 {
+				return Row{}, false
 			}
 			if c == colBytes {
 				r.Bytes = n
@@ -265,9 +302,9 @@ func (p *parser) row(s string) bool {
 			}
 			continue
 		}
-		v, err := strconv.ParseFloat(tok, 64)
+		v, err := atof(tok)
 		if err != nil {
-			return false
+			return Row{}, false
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			v = 0 // perftest prints -nan/inf when a timer read 0; keep JSON valid
@@ -299,15 +336,19 @@ func (p *parser) row(s string) bool {
 			r.CPUUtil = v
 		}
 	}
+	return r, true
+}
+
+// addRow keeps a row, or counts it past maxRows.
+func (p *parser) addRow(r Row) {
 	if len(p.res.Rows) >= maxRows {
 		if p.rowsOmitted == 0 {
 			p.firstOmitted = p.n
 		}
 		p.rowsOmitted++
-		return true
+		return
 	}
 	p.res.Rows = append(p.res.Rows, r)
-	return true
 }
 
 // addSetting keeps a banner or test_info setting, clipped, while there is
