@@ -265,6 +265,7 @@ type parser struct {
 	n             int                    // the number of the line being read
 	cutAt         int                    // the line number of a last line cut without its newline, not read
 	banners       map[string][][2]string // banner lines already split (bannerPairs)
+	headers       map[string]headerCols  // table headers already split (header)
 	fields        []string               // the fields of the row being read, reused
 	fieldsB       [][]byte               // the same, on the hot path (parse_fast.go)
 	low           []byte                 // the line being read, lower-cased (lower)

@@ -206,8 +206,8 @@ var (
 // perftest prints about 20, the same for every run and rank.
 const maxBannerLines = 256
 
-// bannerPairs is kvRe's "key : value" pairs of a banner line, each line's
-// kept once: kvRe is the costliest regexp of a run, and an output of many
+// bannerPairs is kvRe's "key : value" pairs of a banner line, clipped,
+// each line's kept once: kvRe is the costliest regexp of a run, and an output of many
 // runs, or of every rank, repeats the same banner.
 func (p *parser) bannerPairs(s string) [][2]string {
 	if kvs, ok := p.banners[s]; ok {
@@ -215,7 +215,7 @@ func (p *parser) bannerPairs(s string) [][2]string {
 	}
 	var kvs [][2]string
 	for _, kv := range kvRe.FindAllStringSubmatch(s, maxSettings) {
-		kvs = append(kvs, [2]string{kv[1], kv[2]})
+		kvs = append(kvs, [2]string{clipField(kv[1]), clipField(kv[2])})
 	}
 	if len(p.banners) < maxBannerLines && len(s) <= maxText {
 		if p.banners == nil {
@@ -228,31 +228,59 @@ func (p *parser) bannerPairs(s string) [][2]string {
 
 func (p *parser) header(s string) {
 	p.seen, p.open = true, true
-	f := strings.Fields(headerJoin.Replace(s))
-	p.cols = make([]column, len(f))
+	h, ok := p.headers[s]
+	if !ok {
+		h = splitHeader(s)
+		if len(p.headers) < maxHeaders {
+			if p.headers == nil {
+				p.headers = map[string]headerCols{}
+			}
+			p.headers[s] = h
+		}
+	}
+	p.cols = h.cols
 	p.bwScale = 1
+	for i, c := range h.cols {
+		switch unit := h.units[i]; c {
+		case colBWPeak, colBWAvg:
+			p.res.Unit, p.res.UnitSource = unit, "header"
+			p.bwScale = toGbps(unit)
+			if p.res.Kind == "" {
+				p.res.Kind = KindBW
+			}
+		case colTMin, colTAvg:
+			p.res.LatencyUnit = unit
+			if p.res.Kind == "" {
+				p.res.Kind = KindLat
+			}
+		}
+	}
+}
+
+// maxHeaders is how many distinct table headers header keeps split: a run
+// prints one, an output of many runs or ranks the same few.
+const maxHeaders = 64
+
+// headerCols is a table header split: each column and the unit its title
+// names ("Gb/sec" of "BW peak[Gb/sec]"), clipped. cols is shared by every
+// table of the header, and never written.
+type headerCols struct {
+	cols  []column
+	units []string
+}
+
+func splitHeader(s string) headerCols {
+	f := strings.Fields(headerJoin.Replace(s))
+	h := headerCols{cols: make([]column, len(f)), units: make([]string, len(f))}
 	for i, name := range f {
 		unit := ""
 		if j := strings.IndexByte(name, '['); j >= 0 {
 			unit = strings.TrimSuffix(name[j+1:], "]")
 			name = name[:j]
 		}
-		c := columnNames[name]
-		p.cols[i] = c
-		switch c {
-		case colBWPeak, colBWAvg:
-			p.res.Unit, p.res.UnitSource = clipField(unit), "header"
-			p.bwScale = toGbps(unit)
-			if p.res.Kind == "" {
-				p.res.Kind = KindBW
-			}
-		case colTMin, colTAvg:
-			p.res.LatencyUnit = clipField(unit)
-			if p.res.Kind == "" {
-				p.res.Kind = KindLat
-			}
-		}
+		h.cols[i], h.units[i] = columnNames[name], clipField(unit)
 	}
+	return h
 }
 
 // toGbps is the factor from a printed BW unit to Gb/s. perftest divides by
@@ -357,7 +385,14 @@ func (r *Result) addSetting(key, val string) (string, bool) {
 	if r.Settings == nil {
 		r.Settings = map[string]string{}
 	}
-	key, val = clipField(key), clipField(val)
+	return r.putSetting(clipField(key), clipField(val))
+}
+
+// putSetting is addSetting of a key and value already clipped.
+func (r *Result) putSetting(key, val string) (string, bool) {
+	if r.Settings == nil {
+		r.Settings = map[string]string{}
+	}
 	if _, ok := r.Settings[key]; !ok && len(r.Settings) >= maxSettings {
 		return val, false
 	}
@@ -365,8 +400,9 @@ func (r *Result) addSetting(key, val string) (string, bool) {
 	return val, true
 }
 
+// setting takes a banner setting bannerPairs split and clipped.
 func (p *parser) setting(key, val string) {
-	val, ok := p.res.addSetting(key, val)
+	val, ok := p.res.putSetting(key, val)
 	if !ok {
 		return
 	}
