@@ -256,21 +256,22 @@ type parser struct {
 	// memPrinted: Mem comes from a line the run printed, not the command.
 	memPrinted    bool
 	failed        []string
-	failedAt      []int                  // the line numbers of failed
-	failedOmitted int                    // failure lines past maxFailureLines
-	rowsOmitted   int                    // rows past maxRows
-	firstOmitted  int                    // the line of the first of them
-	skipped       string                 // the lines over bounded.MaxLine, for a partial reason
-	stopped       error                  // why the input was not read to its end (bounded.Reader), or nil
-	n             int                    // the number of the line being read
-	cutAt         int                    // the line number of a last line cut without its newline, not read
-	banners       map[string][][2]string // banner lines already split (bannerPairs)
-	headers       map[string]headerCols  // table headers already split (header)
-	fields        []string               // the fields of the row being read, reused
-	fieldsB       [][]byte               // the same, on the hot path (parse_fast.go)
-	low           []byte                 // the line being read, lower-cased (lower)
-	tails         map[string]tailEntry   // lines read to line's tail (keepTail)
-	slow          bool                   // every line through line: the path the tests hold the hot one to
+	failedAt      []int                 // the line numbers of failed
+	failedOmitted int                   // failure lines past maxFailureLines
+	rowsOmitted   int                   // rows past maxRows
+	firstOmitted  int                   // the line of the first of them
+	skipped       string                // the lines over bounded.MaxLine, for a partial reason
+	stopped       error                 // why the input was not read to its end (bounded.Reader), or nil
+	n             int                   // the number of the line being read
+	cutAt         int                   // the line number of a last line cut without its newline, not read
+	known         map[string]knownLine  // lines read before (bannerPairs, keepTail)
+	banners       int                   // banner lines in known
+	tails         int                   // other lines in known
+	headers       map[string]headerCols // table headers already split (header)
+	fields        []string              // the fields of the row being read, reused
+	fieldsB       [][]byte              // the same, on the hot path (parse_fast.go)
+	low           []byte                // the line being read, lower-cased (lower)
+	slow          bool                  // every line through line: the path the tests hold the hot one to
 }
 
 // cutLine handles line n, the last, which lacks its newline: a dashed

@@ -1,8 +1,8 @@
 package perftest
 
 import (
-	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf8"
 )
 
@@ -36,14 +36,18 @@ func (p *parser) lineBytes(b []byte) {
 			return
 		}
 	}
-	if p.bannerKnown(t) {
-		return
-	}
-	if e, ok := p.tails[string(t)]; ok {
-		// line would reach its tail with this line again: all it
-		// tests before depends on the line alone, but for the row,
-		// which rowBytes just refused.
-		p.applyTail(e.s, e.c)
+	if k, ok := p.known[string(t)]; ok {
+		// line would take this line as it did before: all it tests
+		// before its banner and its tail depends on the line alone,
+		// but for the row, which rowBytes just refused.
+		if k.banner {
+			p.seen = true
+			for _, kv := range k.kvs {
+				p.setting(kv[0], kv[1])
+			}
+		} else {
+			p.applyTail(k.s, k.c)
+		}
 		return
 	}
 	p.line(string(b))
@@ -57,19 +61,28 @@ const (
 	maxTailLine = 512
 )
 
-// tailEntry is a line line read to its tail, and what it found there.
-type tailEntry struct {
-	s string
-	c tailClass
+// knownLine is a line line read before, after its trimming, and what it
+// found: a banner line's settings (bannerPairs), or what its tail found
+// in s (keepTail).
+type knownLine struct {
+	banner bool
+	kvs    [][2]string
+	s      string
+	c      tailClass
+}
+
+func (p *parser) keep(s string, k knownLine) {
+	if p.known == nil {
+		p.known = map[string]knownLine{}
+	}
+	p.known[s] = k
 }
 
 // keepTail keeps what line found at its tail in s, for the next time.
 func (p *parser) keepTail(s string, c tailClass) {
-	if p.tails == nil {
-		p.tails = map[string]tailEntry{}
-	}
-	if len(p.tails) < maxTails && len(s) <= maxTailLine {
-		p.tails[s] = tailEntry{s, c}
+	if p.tails < maxTails && len(s) <= maxTailLine {
+		p.keep(s, knownLine{s: s, c: c})
+		p.tails++
 	}
 }
 
@@ -90,23 +103,28 @@ func (p *parser) rowBytes(t []byte) rowResult {
 	}
 	p.fieldsB = p.fieldsB[:0]
 	for i := 0; i < len(t); {
-		// A row is mostly runs of spaces: eight at a time.
-		for i+8 <= len(t) && binary.LittleEndian.Uint64(t[i:]) == spaces {
-			i += 8
-		}
-		for i < len(t) && byteClass[t[i]] == classSpace {
+		i = skipSpaces(t, i)
+		switch {
+		case i == len(t):
+			continue
+		case t[i] >= utf8.RuneSelf:
+			return rowNotASCII
+		case asciiSpace(t[i]):
 			i++
+			continue
 		}
 		start := i
-		for i < len(t) && byteClass[t[i]] == classField {
-			i++
+		for {
+			i = fieldEnd(t, i)
+			if i == len(t) || asciiSpace(t[i]) {
+				break
+			}
+			if t[i] >= utf8.RuneSelf {
+				return rowNotASCII
+			}
+			i++ // a control byte, which strings.Fields keeps in a field
 		}
-		if i < len(t) && byteClass[t[i]] == classOther {
-			return rowNotASCII
-		}
-		if i > start {
-			p.fieldsB = append(p.fieldsB, t[start:i])
-		}
+		p.fieldsB = append(p.fieldsB, t[start:i])
 	}
 	r, ok := parseRow(p, p.fieldsB)
 	if !ok {
@@ -116,54 +134,43 @@ func (p *parser) rowBytes(t []byte) rowResult {
 	return rowYes
 }
 
-const spaces = 0x2020202020202020 // "        "
-
-// The bytes of a row as rowBytes splits it: a field's, an ASCII space
-// (strings.Fields' in ASCII), or past ASCII.
+// A row is mostly runs of spaces and short fields of digits: skipSpaces
+// and fieldEnd look at eight bytes at a time.
 const (
-	classField = iota
-	classSpace
-	classOther
+	spaces = 0x2020202020202020 // "        "
+	bang8  = 0x2121212121212121 // the first byte past the space, in each byte
+	high8  = 0x8080808080808080
 )
 
-var byteClass = func() (t [256]uint8) {
-	for c := range 256 {
-		switch {
-		case c >= utf8.RuneSelf:
-			t[c] = classOther
-		case asciiSpace(byte(c)):
-			t[c] = classSpace
+// skipSpaces is the index of the first byte from i that is not ' '.
+func skipSpaces(t []byte, i int) int {
+	for ; i+8 <= len(t); i += 8 {
+		if y := binary.LittleEndian.Uint64(t[i:]) ^ spaces; y != 0 {
+			return i + bits.TrailingZeros64(y)/8
 		}
 	}
-	return t
-}()
+	for i < len(t) && t[i] == ' ' {
+		i++
+	}
+	return i
+}
 
-var (
-	txtNCCL        = []byte(" NCCL ")
-	txtNCCLVersion = []byte("NCCL version ")
-	txtIB          = []byte("ib_")
-	txtTest        = []byte("Test")
-)
-
-// bannerKnown reads a banner line whose settings bannerPairs already
-// split, as line would; false for any other line. A line that is not a
-// row (rowBytes) reaches line's banner case unless it is NCCL's, a
-// comment or a header, a command line ("ib_") or a banner's title.
-func (p *parser) bannerKnown(t []byte) bool {
-	key, _, ok := bytes.Cut(t, []byte(":"))
-	if !ok || !bannerKeys[string(trimASCII(key))] || t[0] == '#' ||
-		bytes.Contains(t, txtNCCL) || bytes.HasPrefix(t, txtNCCLVersion) || bytes.Contains(t, txtIB) || bytes.HasSuffix(t, txtTest) {
-		return false
+// fieldEnd is the index of the first byte from i that is a space, a
+// control byte or past ASCII: not in '!'..'\x7f'.
+func fieldEnd(t []byte, i int) int {
+	for ; i+8 <= len(t); i += 8 {
+		// A byte below '!' borrows and sets its high bit, as does one
+		// past ASCII: the lowest byte flagged is the first such, exactly
+		// (a borrow only flags bytes above it).
+		x := binary.LittleEndian.Uint64(t[i:])
+		if m := (x - bang8 | x) & high8; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
 	}
-	kvs, ok := p.banners[string(t)]
-	if !ok {
-		return false
+	for i < len(t) && t[i] > ' ' && t[i] < utf8.RuneSelf {
+		i++
 	}
-	p.seen = true
-	for _, kv := range kvs {
-		p.setting(kv[0], kv[1])
-	}
-	return true
+	return i
 }
 
 // trimASCII is b without the ASCII spaces strings.TrimSpace trims.

@@ -2,6 +2,7 @@ package perftest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"regexp"
 	"strconv"
@@ -135,11 +136,19 @@ func isNCCLLine(s string) bool {
 		strings.Contains(s, " NCCL TRACE ") || strings.HasPrefix(s, "NCCL version ")
 }
 
+// dashes is "--------", eight bytes of a separator.
+const dashes = 0x2d2d2d2d2d2d2d2d
+
 func isSeparator[T string | []byte](s T) bool {
 	if len(s) < 20 {
 		return false
 	}
-	for i := 0; i < len(s); i++ {
+	i := 0
+	if b, ok := any(s).([]byte); ok {
+		for ; i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == dashes; i += 8 {
+		}
+	}
+	for ; i < len(s); i++ {
 		if s[i] != '-' {
 			return false
 		}
@@ -210,18 +219,16 @@ const maxBannerLines = 256
 // each line's kept once: kvRe is the costliest regexp of a run, and an output of many
 // runs, or of every rank, repeats the same banner.
 func (p *parser) bannerPairs(s string) [][2]string {
-	if kvs, ok := p.banners[s]; ok {
-		return kvs
+	if k, ok := p.known[s]; ok && k.banner {
+		return k.kvs
 	}
 	var kvs [][2]string
 	for _, kv := range kvRe.FindAllStringSubmatch(s, maxSettings) {
 		kvs = append(kvs, [2]string{clipField(kv[1]), clipField(kv[2])})
 	}
-	if len(p.banners) < maxBannerLines && len(s) <= maxText {
-		if p.banners == nil {
-			p.banners = map[string][][2]string{}
-		}
-		p.banners[s] = kvs
+	if p.banners < maxBannerLines && len(s) <= maxText {
+		p.keep(s, knownLine{banner: true, kvs: kvs})
+		p.banners++
 	}
 	return kvs
 }

@@ -131,6 +131,8 @@ func FuzzParseHotPathAgreesWithLine(f *testing.F) {
 		" #bytes #iterations BW peak[Gb/sec]\n 2 5000 1.5\n 2 5000 1.5\u00a0\n\u00a0 2 5000 1.5\n +2 5000 1.5\n#2 1 1\n 2\v5000\f1.5\n",
 		" #bytesX #iterations x\n inf 1\n .5 2\n Device : mlx5_0\n Device : mlx5_0\n Device\u00a0: x\n x ib_y : 1\n",
 		"creating CUDA Ctx\ncreating CUDA Ctx\nCouldn't allocate MR\nCouldn't allocate MR\nscnt=1, ccnt=2\n",
+		" #bytes #iterations BW peak[Gb/sec]\n 2 50\x0100 1.5\n 2 5000 1\xc2\xa05\n 123456789012 5000000000        1.500000000000\n" +
+			" 2\t\t\t\t\t\t\t\t\t5000 1.5\n 2                 5000 1.5\x85\n 2 5000 1.5 \x7f\n 2 5000 \x00\n",
 	} {
 		f.Add([]byte(s))
 	}
