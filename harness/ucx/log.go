@@ -112,10 +112,14 @@ var msgSize = regexp.MustCompile(`^\|\s*Message size:\s*([0-9][0-9, ]*?)\s*\|$`)
 // two ranks' interleaved lines make two tables. It is partial when the
 // input was stopped or ends mid-line. No table, endpoint line or error:
 // an error wrapping ErrNoData.
-func ParseLog(r io.Reader) (*LogSummary, error) {
+func ParseLog(r io.Reader) (*LogSummary, error) { return parseLog(r, false) }
+
+// parseLog is ParseLog; slow sends every line through line, the path the
+// hot one (tableLine) is held to.
+func parseLog(r io.Reader, slow bool) (*LogSummary, error) {
 	lr := bounded.NewLines(r, bounded.MaxLine)
 	lr.StripPrefixes()
-	p := &logReader{s: &LogSummary{}, open: map[string]*Transfer{}, hotPath: hotPath{strs: map[string]string{}}}
+	p := &logReader{s: &LogSummary{}, open: map[string]*Transfer{}, hotPath: hotPath{strs: map[string]string{}, slow: slow}}
 	for {
 		b, ok := lr.Next()
 		if !ok {

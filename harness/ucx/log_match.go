@@ -73,43 +73,50 @@ func hasWordAt[T string | []byte](s T, i int, w string) bool {
 //
 //	^\s*\[\d+\.\d+\]\s+\[([^\]]*)\]\s+(?:\S+\.c:\d+\s+UCX\s+INFO\s+)?
 func matchUCXPrefix(b []byte) (int, []byte, bool) {
+	n, proc, _, ok := matchUCXPrefixUCX(b)
+	return n, proc, ok
+}
+
+// matchUCXPrefixUCX is matchUCXPrefix, and whether the line holds "UCX"
+// after the match: the tests for an error line need not look again.
+func matchUCXPrefixUCX(b []byte) (int, []byte, bool, bool) {
 	i := skipSpace(b, 0)
 	if !hasWordAt(b, i, "[") {
-		return 0, nil, false
+		return 0, nil, false, false
 	}
 	j := skipDigits(b, i+1)
 	if j == i+1 || !hasWordAt(b, j, ".") {
-		return 0, nil, false
+		return 0, nil, false, false
 	}
 	k := skipDigits(b, j+1)
 	if k == j+1 || !hasWordAt(b, k, "]") {
-		return 0, nil, false
+		return 0, nil, false, false
 	}
 	i = skipSpace(b, k+1)
 	if i == k+1 || !hasWordAt(b, i, "[") {
-		return 0, nil, false
+		return 0, nil, false, false
 	}
 	end := bytes.IndexByte(b[i+1:], ']')
 	if end < 0 {
-		return 0, nil, false
+		return 0, nil, false, false
 	}
 	proc := b[i+1 : i+1+end]
 	j = i + 1 + end + 1
 	i = skipSpace(b, j)
 	if i == j {
-		return 0, nil, false
+		return 0, nil, false, false
+	}
+	if bytes.Index(b[i:], txtUCX) < 0 {
+		return i, proc, false, true // most lines: no level, no info tag
 	}
 	if n := matchInfoTag(b, i); n > 0 {
 		i = n
 	}
-	return i, proc, true
+	return i, proc, true, true
 }
 
 // matchInfoTag is `\S+\.c:\d+\s+UCX\s+INFO\s+` at i: where it ends, or 0.
 func matchInfoTag(b []byte, i int) int {
-	if bytes.Index(b[i:], txtUCX) < 0 {
-		return 0 // most lines: not at info level
-	}
 	e := tokenEnd(b, i)
 	if !endsColonDigits(b, i, e, true) {
 		return 0
@@ -377,11 +384,19 @@ func isBorder[T string | []byte](s T) bool {
 	}
 	i := 1
 	if b, ok := any(s).([]byte); ok {
-		// Eight dashes at a time: a border is most of a table's bytes.
-		for ; i+8 < len(b) && binary.LittleEndian.Uint64(b[i:]) == dashes; i += 8 {
+		// Eight dashes at a time, a byte at a time only where a "+"
+		// is: a border is most of a table's bytes.
+		for ; i+8 < len(b); i += 8 {
+			if binary.LittleEndian.Uint64(b[i:]) != dashes && !borderBytes(b[i:i+8]) {
+				return false
+			}
 		}
 	}
-	for ; i < len(s)-1; i++ {
+	return borderBytes(s[i : len(s)-1])
+}
+
+func borderBytes[T string | []byte](s T) bool {
+	for i := 0; i < len(s); i++ {
 		if s[i] != '-' && s[i] != '+' {
 			return false
 		}

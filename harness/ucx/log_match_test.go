@@ -1,9 +1,11 @@
 package ucx
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -131,4 +133,44 @@ func FuzzLogMatchersAgreeWithTheRegexps(f *testing.F) {
 			t.Errorf("%q: %s", s, d)
 		}
 	})
+}
+
+// The hot path reads every log as line alone does.
+func FuzzParseLogHotPathAgreesWithLine(f *testing.F) {
+	files, err := filepath.Glob("../../fixtures/corpus/ucx/*.txt")
+	if err != nil || len(files) == 0 {
+		f.Fatalf("no UCX corpus: %v", err)
+	}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+		f.Add(bytes.ReplaceAll(b, []byte("\n["), []byte("\n0: [")))
+	}
+	f.Add([]byte(IPCTable + IPCTable + "[1.2] [h:1:0] | 0..8K | a | b |\n[1.2] [h:1:0] | 0..8K\u00a0| a |\n[1.2] [h:2:0] +--+\n" +
+		"[1.2] [h:1 :0] | x cfg#1 | UCX ERROR y |\n| x.c:1 | y |\n+-x-+\n| ep_cfg[1] | z |\n|\u00a0a | b by c |\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, err := parseLog(bytes.NewReader(data), false)
+		want, werr := parseLog(bytes.NewReader(data), true)
+		if (err == nil) != (werr == nil) || !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: the hot path gives %+v %v, line alone %+v %v", data, got, err, want, werr)
+		}
+	})
+}
+
+// Past maxEntries tables the hot path keeps no row's text: what it
+// reports is still what line alone does.
+func TestParseLogHotPathAgreesPastTheTablesKept(t *testing.T) {
+	b, err := os.ReadFile(benchRecording)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := bytes.Repeat(b, maxEntries/2+100)
+	got, err := parseLog(bytes.NewReader(in), false)
+	want, werr := parseLog(bytes.NewReader(in), true)
+	if err != nil || werr != nil || len(got.Transfers) != maxEntries || !reflect.DeepEqual(got, want) {
+		t.Errorf("%v %v: %d transfers; the hot path and line alone differ: %v", err, werr, len(got.Transfers), !reflect.DeepEqual(got, want))
+	}
 }
