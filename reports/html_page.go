@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/internal/hostlist"
+	"github.com/gdrcheck/gdrcheck/internal/shellquote"
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
@@ -51,10 +52,11 @@ type htmlPage struct {
 }
 
 type htmlCause struct {
-	Count int
-	Cause string
-	Nodes string // hostlist
-	Href  string
+	Count  int
+	Cause  string
+	Action string // the representative's, as the console's causes table
+	Nodes  string // hostlist
+	Href   string
 }
 
 type htmlIndex struct {
@@ -163,7 +165,7 @@ func newHTMLPage(r *results.Results) *htmlPage {
 		if len(c.Nodes) > 12 {
 			which = hostlist.Compress(c.Nodes)
 		}
-		p.Attention = append(p.Attention, htmlCause{Count: len(c.Nodes), Cause: c.Text(), Nodes: which, Href: "#node-" + strconv.Itoa(c.Rep)})
+		p.Attention = append(p.Attention, htmlCause{Count: len(c.Nodes), Cause: c.Text(), Action: orDash(string(r.Nodes[c.Rep].Action)), Nodes: which, Href: "#node-" + strconv.Itoa(c.Rep)})
 	}
 	p.Across = sizeCharts(r.Runs, true)
 	groups := scalingGroups(r.Runs)
@@ -248,14 +250,16 @@ func newHTMLNode(n results.Node) htmlNode {
 
 // commandLine is the gdrcheck call as a shell would take it back.
 func commandLine(args []string) string {
+	if len(args) == 0 {
+		return "-" // a collected job records no command line
+	}
 	words := []string{"gdrcheck"}
 	for _, a := range args {
-		if a == "" || strings.ContainsFunc(a, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:=@%+", r))
-		}) {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		q, err := shellquote.Word(a)
+		if err != nil {
+			q = strconv.Quote(a) // what sh cannot hold is still shown, escaped
 		}
-		words = append(words, a)
+		words = append(words, q)
 	}
 	return strings.Join(words, " ")
 }

@@ -320,7 +320,7 @@ func TestHTMLShowsFailuresAndNodesThatNeverReported(t *testing.T) {
 		{Name: "gpu01", Status: results.NodeEvaluated, Suites: []results.Suite{{Name: "topology", Specs: []results.Spec{
 			{Name: "has no ACS redirect", State: results.StateFailed, Message: "bridge 0000:37:00.0 has ACS ReqRedir+\nsecond line", Location: "suites/topology/topology.go:99", Output: "lspci says so"},
 		}}}},
-		{Name: "gpu02", Status: results.NodeMissing, Reason: "node never reported: step 3 killed by signal 9"},
+		{Name: "gpu02", Status: results.NodeMissing, Reason: "node never reported: step 3 killed by signal 9", Action: results.ActionRerun},
 	}}
 	page := renderHTML(t, r)
 	for _, want := range []string{
@@ -330,6 +330,8 @@ func TestHTMLShowsFailuresAndNodesThatNeverReported(t *testing.T) {
 		"<caption>Failures</caption>",
 		`<nav class="nodes"><a class="bad" href="#node-0">gpu01 <span class="mark">FAIL</span></a> <a class="bad" href="#node-1">gpu02 <span class="mark">MISSING</span></a>`, // the index marks each status
 		"<caption>Failing, unevaluable and missing nodes, by cause</caption>", "missing: node never reported: step 3 killed by signal 9",
+		`<td class="action">RERUN</td>`, `<td class="action">-</td>`, // the action by each cause, a dash where none was given
+		"<code>-</code>", // no command line recorded (a collected job), not a bare "gdrcheck"
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

@@ -74,6 +74,13 @@ func Wrap(s string) string {
 	return strings.Join(wrap(s, ConsoleWidth()-2), "\n  ")
 }
 
+// WrapItem is a list item of the commands' own (a failed node and its
+// reason): two spaces before its first line, four before each further
+// one, every line within the console's width.
+func WrapItem(s string) string {
+	return "  " + strings.Join(wrap(s, ConsoleWidth()-4), "\n    ")
+}
+
 // breakWord cuts a word wider than width after its last separator that
 // keeps the head within width, else at width runes.
 func breakWord(w string, width int) (head, rest string) {

@@ -13,6 +13,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/slurm"
+	judge "github.com/gdrcheck/gdrcheck/suites/health"
 )
 
 // healthFlags are `gdrcheck health`'s own flags.
@@ -120,23 +121,29 @@ func runHealth(cmd *cobra.Command, o *options, f *healthFlags) error {
 	return nil
 }
 
+// printFindings lists a verdict's findings, one item each, wrapped to
+// the terminal as the tables are.
+func printFindings(w io.Writer, fs []judge.Finding) {
+	for _, f := range fs {
+		fmt.Fprintln(w, reports.WrapItem(fmt.Sprintf("%s %s %s: %s", f.State, f.Scope, reports.Terminal(f.Entity), reports.Terminal(f.String()))))
+	}
+}
+
 // printHealth is the run in a few lines: the verdict, each finding, what
 // was done in Slurm, the breaker and a fail open, named.
 func printHealth(w io.Writer, out health.Outcome) {
 	t := reports.Terminal
 	fmt.Fprintf(w, "gdrcheck health: %s: %s action=%s (%s)\n", t(out.Node), out.Verdict.State, out.Action, out.Elapsed.Round(time.Millisecond))
-	for _, f := range out.Verdict.Findings {
-		fmt.Fprintf(w, "  %s %s %s: %s\n", f.State, f.Scope, t(f.Entity), t(f.String()))
-	}
+	printFindings(w, out.Verdict.Findings)
 	applied := ""
 	if len(out.Slurm.Fields) > 0 && !out.Applied {
 		applied = " (not applied)"
 	}
-	fmt.Fprintf(w, "slurm: %s%s: %s\n", out.Slurm.Op, applied, t(out.Slurm.Why))
+	fmt.Fprintln(w, reports.Wrap(fmt.Sprintf("slurm: %s%s: %s", out.Slurm.Op, applied, t(out.Slurm.Why))))
 	if out.Breaker() != "" {
-		fmt.Fprintf(w, "breaker: %s\n", t(out.Breaker()))
+		fmt.Fprintln(w, reports.Wrap("breaker: "+t(out.Breaker())))
 	}
 	if out.Failure != "" {
-		fmt.Fprintf(w, "fail open: %s\n", t(out.Failure))
+		fmt.Fprintln(w, reports.Wrap("fail open: "+t(out.Failure)))
 	}
 }

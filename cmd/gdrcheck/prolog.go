@@ -103,7 +103,8 @@ func (p *prologOptions) run(cmd *cobra.Command, o *options) error {
 	})
 	rec := out.Record
 	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "gdrcheck prolog on %s, job %s: %s\n", reports.Terminal(rec.Node), reports.Terminal(orDash(rec.Job)), reports.Terminal(rec.Verdict.Summary()))
+	fmt.Fprintf(w, "gdrcheck prolog on %s, job %s: %s action=%s\n", reports.Terminal(rec.Node), reports.Terminal(orDash(rec.Job)), rec.Verdict.State, rec.Verdict.Action)
+	printFindings(w, rec.Verdict.Findings)
 	if rec.Deep != "" {
 		fmt.Fprintf(w, "deep check: %s\n", reports.Terminal(rec.Deep))
 	}

@@ -24,36 +24,37 @@ import (
 )
 
 type runOptions struct {
-	suites         []string
-	out            string
-	nodeName       string
-	maxPath        string
-	allowCrossNUMA bool
-	expect         string
-	timeout        time.Duration
-	format         string
-	quiet          bool
-	verbose        bool
-	tcProps        bool
-	ncclDir        string
-	ncclTimeout    time.Duration
-	baselineDir    string
-	allowMissing   bool
-	ncclLauncher   string
-	perftestDir    string
-	mpiBenchDir    string
-	mpiLauncher    string
-	mpiInternode   string
-	mpiTimeout     time.Duration
-	ucxPerftest    string
-	scaling        runner.ScalingOptions
-	emulateNodes   int
-	nodes          []string
-	nodesFile      string
-	scalingArgs    string
-	cmp            compareTo
-	promTextfile   string
-	lockTimeout    time.Duration
+	suites          []string
+	out             string
+	nodeName        string
+	maxPath         string
+	allowCrossNUMA  bool
+	expect          string
+	timeout         time.Duration
+	format          string
+	quiet           bool
+	verbose         bool
+	tcProps         bool
+	ncclDir         string
+	ncclTimeout     time.Duration
+	baselineDir     string
+	allowMissing    bool
+	ncclLauncher    string
+	perftestDir     string
+	mpiBenchDir     string
+	mpiLauncher     string
+	mpiInternode    string
+	mpiTimeout      time.Duration
+	mpiFactsTimeout time.Duration
+	ucxPerftest     string
+	scaling         runner.ScalingOptions
+	emulateNodes    int
+	nodes           []string
+	nodesFile       string
+	scalingArgs     string
+	cmp             compareTo
+	promTextfile    string
+	lockTimeout     time.Duration
 }
 
 func newRunCmd(o *options) *cobra.Command {
@@ -110,6 +111,7 @@ exit code alone.`,
 	f.StringVar(&r.mpiInternode, "mpi-internode-launcher", "", "mpi: start an inter-node run's two ranks, one on this node and one on another, with `CMD`, e.g. \"mpirun --mca pml ucx -np {ranks} --host node1,node2\" or \"srun -N 2 --ntasks-per-node=1\"; default: no inter-node runs")
 	f.StringVar(&r.ucxPerftest, "ucx-perftest", "", "mpi: prove UCX's GPU path inside the node with this `FILE`, UCX's ucx_perftest (built --with-cuda), started as a server and its client on localhost: no MPI needed (default: a ucx_perftest on PATH or in --mpi-bench-dir, where there are no OSU micro-benchmarks)")
 	f.DurationVar(&r.mpiTimeout, "mpi-timeout", 5*time.Minute, "mpi: give up on one benchmark run after this long")
+	f.DurationVar(&r.mpiFactsTimeout, "mpi-facts-timeout", time.Minute, "mpi: give up on each build-facts command (ompi_info, ucx_info, mpichversion) after this long; it and its children are killed")
 	f.StringVar(&r.baselineDir, "baseline-dir", "", "`DIR` of baseline YAML files (default: the baselines shipped with gdrcheck)")
 	f.BoolVar(&r.allowMissing, "allow-missing-baseline", false, "report measurements of a node no baseline matches instead of failing them")
 	// The scaling suite: an allocation, not this node.
@@ -257,19 +259,20 @@ func (r *runOptions) runnerOptions(cmd *cobra.Command, cfg suites.Config, root, 
 		Version:   version,
 		Args:      os.Args[1:],
 
-		NCCLTestsDir: r.ncclDir,
-		NCCLTimeout:  r.ncclTimeout,
-		NCCLLauncher: r.ncclLauncher,
-		PerftestDir:  r.perftestDir,
-		MPIBenchDir:  r.mpiBenchDir,
-		MPILauncher:  r.mpiLauncher,
-		MPITimeout:   r.mpiTimeout,
-		UCXPerftest:  r.ucxPerftest,
-		LogDir:       logDir,
-		LogRef:       "logs",
-		BaselineDir:  r.baselineDir,
-		Scaling:      r.scaling,
-		Ctx:          cmd.Context(),
+		NCCLTestsDir:    r.ncclDir,
+		NCCLTimeout:     r.ncclTimeout,
+		NCCLLauncher:    r.ncclLauncher,
+		PerftestDir:     r.perftestDir,
+		MPIBenchDir:     r.mpiBenchDir,
+		MPILauncher:     r.mpiLauncher,
+		MPITimeout:      r.mpiTimeout,
+		MPIFactsTimeout: r.mpiFactsTimeout,
+		UCXPerftest:     r.ucxPerftest,
+		LogDir:          logDir,
+		LogRef:          "logs",
+		BaselineDir:     r.baselineDir,
+		Scaling:         r.scaling,
+		Ctx:             cmd.Context(),
 
 		MPIInternodeLauncher: r.mpiInternode,
 	}

@@ -225,16 +225,16 @@ func printBlamed(w io.Writer, res *results.Results, drained bool) {
 	if drained {
 		what += " (drained by the job, Reason \"gdrcheck: ...\"; gdrcheck undrain resumes them)"
 	}
-	fmt.Fprintln(w, what+":")
+	fmt.Fprintln(w, reports.Wrap(what+":"))
 	names := slices.Sorted(maps.Keys(failed))
 	for i, n := range names {
 		if i == maxBlamedLines {
 			// The causes table above names every one of them.
-			fmt.Fprintf(w, "  ... and %d more (\"Failing nodes by cause\" names them all)\n", len(names)-i)
+			fmt.Fprintln(w, reports.WrapItem(fmt.Sprintf("... and %d more (\"Failing nodes by cause\" names them all)", len(names)-i)))
 			break
 		}
 		reason, _, _ := strings.Cut(failed[n], "\n")
-		fmt.Fprintf(w, "  %s: %s\n", reports.Terminal(n), reports.Terminal(reason))
+		fmt.Fprintln(w, reports.WrapItem(reports.Terminal(n)+": "+reports.Terminal(reason)))
 	}
 	fmt.Fprintln(w)
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/gdrcheck/gdrcheck/results"
 )
 
 // overWidth returns the lines of out wider than width, numbered.
@@ -85,7 +87,8 @@ func TestEveryConsoleViewOfAJobFitsTheTerminal(t *testing.T) {
 	}
 }
 
-// Every fixture node's run prints tables that fit the terminal.
+// Every fixture node's run, inventory, health and prolog print lines
+// that fit the terminal.
 func TestEveryFixtureNodesConsoleFitsTheTerminal(t *testing.T) {
 	t.Parallel()
 	ttars, _ := filepath.Glob(nodes + "*.ttar")
@@ -98,7 +101,49 @@ func TestEveryFixtureNodesConsoleFitsTheTerminal(t *testing.T) {
 				checkWidth(t, name+": run", r.stdout, w.width)
 				r = gdrcheckEnv(t, columnsEnv(w.columns), "inventory", "--host-root", f)
 				checkWidth(t, name+": inventory", r.stdout, w.width)
+				// The health loop's hooks, as a person runs them by hand.
+				state := t.TempDir()
+				r = gdrcheckEnv(t, columnsEnv(w.columns), "health", "--host-root", f, "--slurm", "off", "--state-dir", state)
+				checkWidth(t, name+": health", r.stdout+r.stderr, w.width)
+				r = gdrcheckEnv(t, columnsEnv(w.columns), "prolog", "--host-root", f, "--state-dir", state, "--gpus", "0", "--deep", "never")
+				// The drain reason is printed as Slurm will show it, whole
+				// (at most 120 bytes, so within the default width).
+				checkWidth(t, name+": prolog", withoutDrainReason(r.stdout+r.stderr), w.width)
 			}
 		})
 	}
+}
+
+// submit --wait's list of the nodes that failed (their drain reasons, up
+// to Slurm's length) fits the terminal too: make run-scale printed it 129
+// columns wide, past the width tests of collect, report and compare.
+func TestTheFailedNodesListOfSubmitFitsTheTerminal(t *testing.T) {
+	res := &results.Results{Schema: results.Schema}
+	for i := 1; i <= 60; i++ {
+		res.Nodes = append(res.Nodes, results.Node{Name: nodeName(i), Status: results.NodeMissing, Action: results.ActionRerun,
+			Reason: "never reported: step 7 was killed by signal 9 after its watchdog of 30m0s; slurmstepd said: error: *** STEP CANCELLED AT 2026-12-04T03:11:18 DUE TO TIME LIMIT ***"})
+	}
+	for _, w := range widths {
+		t.Setenv("COLUMNS", w.columns)
+		var out strings.Builder
+		printBlamed(&out, res, true)
+		checkWidth(t, "submit's failed nodes", out.String(), w.width)
+		for _, want := range []string{"gpu00001: missing: never reported", "... and 10 more"} {
+			if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), want) {
+				t.Errorf("at %d columns the list lacks %q:\n%s", w.width, want, out.String())
+			}
+		}
+	}
+}
+
+// withoutDrainReason drops the lines that are a drain reason of gdrcheck's
+// ("gdrcheck: <check>: <cause> action=<ACTION>", at most 120 bytes).
+func withoutDrainReason(out string) string {
+	var keep []string
+	for _, l := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(l, "gdrcheck: ") || len(l) > 120 || !strings.Contains(l, " action=") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/gdrcheck/gdrcheck/harness/node"
 )
 
 // find looks a binary up in dir (an executable file, not a directory),
@@ -44,7 +46,7 @@ func withTimeout(ctx context.Context, d, def time.Duration) (context.Context, co
 // Run it with run, or Start it and wait for it with wait.
 func command(ctx context.Context, argv, env []string, waitDelay time.Duration) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(node.ChildEnv(os.Environ()), env...)
 	// Its own group keeps the terminal's ^C from reaching it before
 	// gdrcheck reports; Pdeathsig kills it when gdrcheck is killed
 	// outright (kill -9, the OOM killer), as its group no longer is.

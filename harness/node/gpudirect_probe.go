@@ -156,8 +156,13 @@ var warmContexts = sync.OnceValue(func() func() error {
 // WarmCUDA starts loading and initialising libcuda, and the contexts, in
 // the background, for
 // a live run whose suites will probe GPUDirect (runner); the probe waits
-// for it. Calling it more than once is harmless.
-func WarmCUDA() { go warmContexts() }
+// for it. Calling it more than once is harmless. It is called before the
+// run's other goroutines start: it sets the environment of gdrcheck's own
+// contexts (limitConnections).
+func WarmCUDA() {
+	limitConnections()
+	go warmContexts()
+}
 
 // CUDAInitTime times dlopen and cuInit alone in this process, for
 // `gdrcheck debug cuinit`: the floor a quick gate is measured against.

@@ -87,8 +87,8 @@ done
 . "$state/env.sh"
 
 if [ "$fault" = 1 ]; then
-	echo "make run-fault: $nodes-node job on the local Slurm cluster; every node replays ${root#$top/}, except $fault_node, which replays ${fault_root#$top/} (peer memory missing); nccl-tests replays fixtures/nccl-tests/synthetic"
+	echo "make run-fault: $nodes-node job on the local Slurm cluster; every node replays ${root#$top/}, except $fault_node, which replays ${fault_root#$top/} (peer memory missing); nccl-tests replays fixtures/nccl-tests/synthetic" | fold -s -w 120
 	exec "$bin" submit -N "$nodes" -p gpu --out "$out" --nccl-tests-dir "$fake" --drain-on-fail --wait --poll 1s
 fi
-echo "make run: $nodes-node job on the local Slurm cluster; nodes replay ${root#$top/}, nccl-tests replays fixtures/nccl-tests/synthetic"
+echo "make run: $nodes-node job on the local Slurm cluster; nodes replay ${root#$top/}, nccl-tests replays fixtures/nccl-tests/synthetic" | fold -s -w 120
 exec "$bin" submit -N "$nodes" -p gpu --out "$out" --nccl-tests-dir "$fake" --wait --poll 1s

@@ -230,3 +230,37 @@ func TestVerdictFolding(t *testing.T) {
 		t.Errorf("no findings: %s %s", v.State, v.Action)
 	}
 }
+
+// A gate's finding carries the failed spec's own action, scope and entity
+// (the prolog's drain reason ends in them); a spec without one is
+// INVESTIGATE on the node, as a node's own action reads it.
+func TestGateFindingsKeepEachSpecsAction(t *testing.T) {
+	n := results.Node{Name: "gpu07", Status: results.NodeEvaluated, Suites: []results.Suite{{Name: "kernel", Specs: []results.Spec{
+		{Name: "has a working GPUDirect peer-memory mechanism", State: results.StateFailed, Message: "no GPUDirect peer-memory mechanism works\nmore",
+			Action: results.ActionReloadDriver, Scope: results.ScopeNode, Entity: "gpu07"},
+		{Name: "registers GPU memory with every rail NIC", State: results.StateFailed, Message: "GPU 0000:18:00.0 -> mlx5_0: registration failed",
+			Action: results.ActionResetGPU, Scope: results.ScopeGPU, Entity: "0000:18:00.0"},
+		{Name: "an older spec", State: results.StateFailed, Message: "written before actions"},
+		{Name: "passes", State: results.StatePassed},
+	}}}}
+	v := PrologVerdict(n)
+	want := []Finding{
+		{Check: CheckProlog, State: StateUnhealthy, Cause: "kernel: no GPUDirect peer-memory mechanism works", Action: results.ActionReloadDriver, Scope: results.ScopeNode, Entity: "gpu07"},
+		{Check: CheckProlog, State: StateUnhealthy, Cause: "kernel: GPU 0000:18:00.0 -> mlx5_0: registration failed", Action: results.ActionResetGPU, Scope: results.ScopeGPU, Entity: "0000:18:00.0"},
+		{Check: CheckProlog, State: StateUnhealthy, Cause: "kernel: written before actions", Action: results.ActionInvestigate, Scope: results.ScopeNode, Entity: "gpu07"},
+	}
+	if len(v.Findings) != len(want) {
+		t.Fatalf("%d findings, want %d: %+v", len(v.Findings), len(want), v.Findings)
+	}
+	for i := range want {
+		if v.Findings[i] != want[i] {
+			t.Errorf("finding %d: %+v, want %+v", i, v.Findings[i], want[i])
+		}
+	}
+	if v.State != StateUnhealthy || v.Action != results.ActionInvestigate {
+		t.Errorf("verdict %s %s, want unhealthy INVESTIGATE (the most disruptive of the three)", v.State, v.Action)
+	}
+	if d := DeepVerdict(n); d.Findings[0].Check != CheckDeep || d.Findings[0].Action != results.ActionReloadDriver {
+		t.Errorf("deep verdict's first finding %+v, want the deep check with RELOAD_DRIVER", d.Findings[0])
+	}
+}

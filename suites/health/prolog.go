@@ -14,10 +14,23 @@ const CheckProlog = "prolog"
 // CheckJobGPUs names a job GPU the node does not show.
 const CheckJobGPUs = "job-gpus"
 
-// specAction is what remediation does about a failed spec of the quick
-// gate. Until every spec declares its own action (issue 33 item 4, on
-// its own branch), the spec's cause is one a person reads first.
-func specAction(results.Spec) results.Action { return results.ActionInvestigate }
+// remedy is what remediation does about a failed spec of a gate, and
+// what it acts on: the spec's own action, scope and entity (every failing
+// spec carries them, suites.Remedy), else INVESTIGATE on the node, as
+// results.Node.Settle reads a failure without one.
+func remedy(sp results.Spec, node string) (results.Action, results.Scope, string) {
+	a, sc, e := sp.Action, sp.Scope, sp.Entity
+	if a == "" {
+		a = results.ActionInvestigate
+	}
+	if sc == "" {
+		sc = results.ScopeNode
+	}
+	if e == "" {
+		e = node
+	}
+	return a, sc, e
+}
 
 // PrologVerdict judges the quick gate's results on the job's GPUs (one
 // node's entry): every failed spec is a fault the job must not start on;
@@ -36,9 +49,10 @@ func gateVerdict(check string, n results.Node) Verdict {
 			if !sp.Failed() {
 				continue
 			}
+			a, sc, e := remedy(sp, n.Name)
 			fs = append(fs, Finding{Check: check, State: StateUnhealthy,
 				Cause:  s.Name + ": " + firstLine(sp.Message), // the spec names are long: the message is the cause
-				Action: specAction(sp), Scope: results.ScopeNode, Entity: n.Name})
+				Action: a, Scope: sc, Entity: e})
 		}
 	}
 	if n.Status != results.NodeEvaluated {
