@@ -165,7 +165,8 @@ func (l *Lines) strip(b []byte) []byte {
 // unprefixed reports that no prefix starts b, for most lines of a log and
 // without stripOne's call and loop: b starts with no byte a prefix starts
 // with, or with a letter and a name ([A-Za-z0-9_.-]*) followed by neither
-// a space nor ": ", as NCCL's "host:pid:tid" is. false means maybe.
+// ": " (as NCCL's "host:pid:tid" is) nor spaces and "| ". false means
+// maybe.
 func unprefixed(b []byte) bool {
 	if len(b) == 0 || !mayStartPrefix[b[0]] {
 		return true
@@ -184,7 +185,15 @@ func unprefixed(b []byte) bool {
 	for i < len(b) && isNameByte[b[i]] {
 		i++
 	}
-	return i < len(b) && !isSpace(b[i]) && (b[i] != ':' || i+1 < len(b) && b[i+1] != ' ')
+	if i < len(b) && isSpace(b[i]) {
+		// "CUDA device 0: ...": compose's "svc-1  | " only when a "| "
+		// follows the spaces.
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		return !hasAt(b, i, "| ")
+	}
+	return i < len(b) && (b[i] != ':' || i+1 < len(b) && b[i+1] != ' ')
 }
 
 // Tag is the prefix of the line last returned: its family and the rank or
