@@ -264,7 +264,8 @@ type parser struct {
 	stopped       error                 // why the input was not read to its end (bounded.Reader), or nil
 	n             int                   // the number of the line being read
 	cutAt         int                   // the line number of a last line cut without its newline, not read
-	known         map[string]knownLine  // lines read before (bannerPairs, keepTail)
+	known         map[string]*knownLine // lines read before (bannerPairs, keepTail)
+	lastKnown     *knownLine            // the last of them read (knownLine)
 	banners       int                   // banner lines in known
 	tails         int                   // other lines in known
 	headers       map[string]headerCols // table headers already split (header)

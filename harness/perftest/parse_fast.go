@@ -36,7 +36,7 @@ func (p *parser) lineBytes(b []byte) {
 			return
 		}
 	}
-	if k, ok := p.known[string(t)]; ok {
+	if k := p.knownLine(t); k != nil {
 		// line would take this line as it did before: all it tests
 		// before its banner and its tail depends on the line alone,
 		// but for the row, which rowBytes just refused.
@@ -69,19 +69,44 @@ type knownLine struct {
 	kvs    [][2]string
 	s      string
 	c      tailClass
+	// next is the known line that came next the last time: outputs of
+	// many runs or ranks print theirs in the same order, and one
+	// comparison costs less than the map's hash.
+	next *knownLine
 }
 
-func (p *parser) keep(s string, k knownLine) {
-	if p.known == nil {
-		p.known = map[string]knownLine{}
+// knownLine is the line t as kept, or nil.
+func (p *parser) knownLine(t []byte) *knownLine {
+	k := p.lastKnown
+	if k == nil || k.next == nil || k.next.s != string(t) {
+		k = p.known[string(t)]
+		if k == nil {
+			return nil
+		}
+		if p.lastKnown != nil {
+			p.lastKnown.next = k
+		}
+	} else {
+		k = k.next
 	}
-	p.known[s] = k
+	p.lastKnown = k
+	return k
+}
+
+// keep keeps a line line read, unless kept already.
+func (p *parser) keep(k *knownLine) {
+	if p.known == nil {
+		p.known = map[string]*knownLine{}
+	}
+	if _, ok := p.known[k.s]; !ok {
+		p.known[k.s] = k
+	}
 }
 
 // keepTail keeps what line found at its tail in s, for the next time.
 func (p *parser) keepTail(s string, c tailClass) {
 	if p.tails < maxTails && len(s) <= maxTailLine {
-		p.keep(s, knownLine{s: s, c: c})
+		p.keep(&knownLine{s: s, c: c})
 		p.tails++
 	}
 }

@@ -219,7 +219,7 @@ const maxBannerLines = 256
 // each line's kept once: kvRe is the costliest regexp of a run, and an output of many
 // runs, or of every rank, repeats the same banner.
 func (p *parser) bannerPairs(s string) [][2]string {
-	if k, ok := p.known[s]; ok && k.banner {
+	if k := p.known[s]; k != nil && k.banner {
 		return k.kvs
 	}
 	var kvs [][2]string
@@ -227,7 +227,7 @@ func (p *parser) bannerPairs(s string) [][2]string {
 		kvs = append(kvs, [2]string{clipField(kv[1]), clipField(kv[2])})
 	}
 	if p.banners < maxBannerLines && len(s) <= maxText {
-		p.keep(s, knownLine{banner: true, kvs: kvs})
+		p.keep(&knownLine{s: s, banner: true, kvs: kvs})
 		p.banners++
 	}
 	return kvs
