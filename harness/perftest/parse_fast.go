@@ -6,10 +6,11 @@ import (
 	"unicode/utf8"
 )
 
-// The hot path of Parse: rows, separators, empty lines and the banner's
-// settings, most of an output, are read here as bytes, without a string
-// each; every other line, and a line that is not ASCII where Parse's
-// trimming and splitting would see Unicode spaces, goes to line as it is.
+// The hot path of Parse: rows, separators, empty lines and the lines
+// line read before (the banner's, perftest's CUDA and address lines),
+// most of an output, are read here as bytes, without a string each;
+// every other line, and a line that is not ASCII where Parse's trimming
+// and splitting would see Unicode spaces, goes to line as it is.
 
 // lineBytes reads one line as line(string(b)) would.
 func (p *parser) lineBytes(b []byte) {
