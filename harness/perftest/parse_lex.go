@@ -400,7 +400,11 @@ func (r *Result) putSetting(key, val string) (string, bool) {
 	if r.Settings == nil {
 		r.Settings = map[string]string{}
 	}
-	if _, ok := r.Settings[key]; !ok && len(r.Settings) >= maxSettings {
+	if len(r.Settings) < maxSettings {
+		r.Settings[key] = val // one map operation, not two: every banner line of every run
+		return val, true
+	}
+	if _, ok := r.Settings[key]; !ok {
 		return val, false
 	}
 	r.Settings[key] = val
