@@ -65,10 +65,8 @@ func isFailure(low []byte) bool {
 			return true
 		}
 	}
-	for _, t := range failTextsB {
-		if bytes.Contains(low, t) {
-			return true
-		}
+	if hasFailText(low) {
+		return true
 	}
 	if bytes.HasSuffix(low, txtMissing) {
 		return true

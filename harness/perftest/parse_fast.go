@@ -26,9 +26,7 @@ func (p *parser) lineBytes(b []byte) {
 		p.open = false // perftest closes every table with one
 		return
 	}
-	if p.cols != nil && t[0] != '#' && (p.cols[0] != colBytes || isDigit(t[0]) || t[0] == '+' || t[0] == '-') {
-		// A row's first field is its size, an integer: a line that
-		// starts otherwise is not one.
+	if p.cols != nil && t[0] != '#' && mayBeRow(p.cols, t[0]) {
 		switch p.rowBytes(t) {
 		case rowYes:
 			return
@@ -110,6 +108,12 @@ func (p *parser) keepTail(s string, c tailClass) {
 		p.keep(&knownLine{s: s, c: c})
 		p.tails++
 	}
+}
+
+// mayBeRow is false for a line that starts with c where a row's first
+// field is its size, an integer: [+-]?[0-9]+ (strconv.ParseInt).
+func mayBeRow(cols []column, c byte) bool {
+	return cols[0] != colBytes || isDigit(c) || c == '+' || c == '-'
 }
 
 type rowResult int

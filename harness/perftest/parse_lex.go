@@ -33,7 +33,7 @@ func (p *parser) line(raw string) {
 	}
 	// Rows are most of the output: try them first. The cheap string tests
 	// in front of each regexp keep the parser fast on long inputs.
-	if p.cols != nil && p.row(s) {
+	if p.cols != nil && mayBeRow(p.cols, s[0]) && p.row(s) {
 		return
 	}
 	if strings.Contains(s, "ib_") {

@@ -1,6 +1,7 @@
 package perftest
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 )
@@ -20,8 +21,38 @@ var (
 	txtMinus    = []byte("-")
 
 	failPrefixesB = asBytes(failPrefixes)
-	failTextsB    = asBytes(failTexts)
 )
+
+// failAt indexes failTexts by their first two bytes: failAt[b0<<8|b1] is
+// the index in failLists of the texts that start with b0 b1, 0 for none.
+// One pass over a line then finds any of them, where a search per text
+// reads the line once per text.
+var failAt, failLists = func() (at [1 << 16]uint8, lists [][][]byte) {
+	lists = [][][]byte{nil}
+	for _, t := range failTexts {
+		k := uint16(t[0])<<8 | uint16(t[1]) // every text is longer
+		if at[k] == 0 {
+			at[k] = uint8(len(lists))
+			lists = append(lists, nil)
+		}
+		lists[at[k]] = append(lists[at[k]], []byte(t))
+	}
+	return at, lists
+}()
+
+// hasFailText says low holds one of failTexts.
+func hasFailText(low []byte) bool {
+	for i := 0; i+1 < len(low); i++ {
+		if j := failAt[uint16(low[i])<<8|uint16(low[i+1])]; j != 0 {
+			for _, t := range failLists[j] {
+				if bytes.HasPrefix(low[i:], t) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
 
 func asBytes(ss []string) [][]byte {
 	out := make([][]byte, len(ss))
