@@ -69,7 +69,7 @@ func (e *Encoder) writeGroups() {
 }
 
 // decodeGroups reads "groups" into r.groups.
-func decodeGroups(dec *bounded.TextDecoder, r *Results) error {
+func decodeGroups(dec *docDecoder, r *Results) error {
 	if err := expectDelim(dec, '['); err != nil {
 		return err
 	}

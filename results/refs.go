@@ -97,21 +97,32 @@ func (rr *refReader) close() {
 // is, its raw logs relative to the merged file, and the ref's suites
 // added.
 func (rr *refReader) node(ref Node) (Node, error) {
+	n, _, err := rr.nodeInto(ref, nil)
+	return n, err
+}
+
+// nodeInto is node with its evidence decoded into ev (nil: kept raw);
+// set says it had evidence.
+func (rr *refReader) nodeInto(ref Node, ev any) (_ Node, set bool, _ error) {
 	rr.once.Do(func() { rr.root, rr.err = os.OpenRoot(rr.dir) })
 	if rr.err != nil {
-		return Node{}, rr.err
+		return Node{}, false, rr.err
 	}
 	path := filepath.Join(rr.dir, filepath.FromSlash(ref.Ref))
 	f, err := rr.root.Open(ref.Ref)
 	if err != nil {
-		return Node{}, fmt.Errorf("its ref %s: %w", path, err)
+		return Node{}, false, fmt.Errorf("its ref %s: %w", path, err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return Node{}, fmt.Errorf("its ref %s: not a regular file", path)
+		return Node{}, false, fmt.Errorf("its ref %s: not a regular file", path)
+	}
+	var into *evidenceInto
+	if ev != nil {
+		into = &evidenceInto{v: ev}
 	}
 	var got []Node
-	_, err = scanFile(f, path, refLimit.Bytes, func(n Node) error {
+	_, err = scanFileInto(f, path, refLimit.Bytes, into, func(n Node) error {
 		if len(got) > 0 {
 			return fmt.Errorf("%s: holds more than one node, where a node's results carry exactly one", path)
 		}
@@ -119,11 +130,11 @@ func (rr *refReader) node(ref Node) (Node, error) {
 		return nil
 	}, nil)
 	if err != nil {
-		return Node{}, fmt.Errorf("its ref: %w", err)
+		return Node{}, false, fmt.Errorf("its ref: %w", err)
 	}
 	n := got[0]
 	if n.Name != ref.Name {
-		return Node{}, fmt.Errorf("its ref %s reports node %q: a copy of another node's results", path, bounded.ClipString(n.Name, 80))
+		return Node{}, false, fmt.Errorf("its ref %s reports node %q: a copy of another node's results", path, bounded.ClipString(n.Name, 80))
 	}
 	dir := filepath.Dir(filepath.FromSlash(ref.Ref))
 	for i := range n.Runs {
@@ -132,7 +143,7 @@ func (rr *refReader) node(ref Node) (Node, error) {
 		}
 	}
 	n.Suites = append(n.Suites, ref.Suites...)
-	return n, nil
+	return n, into != nil && into.set, nil
 }
 
 // Index is a results.json's nodes without the files its refs name: each

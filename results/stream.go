@@ -200,11 +200,19 @@ func ScanFile(f *os.File, max int64, visit func(Node) error) (*Results, error) {
 // scanFile is ScanFile with resolve reading each ref (nil: refs are
 // refused).
 func scanFile(f *os.File, path string, max int64, visit func(Node) error, resolve func(Node) (Node, error)) (*Results, error) {
+	return scanFileInto(f, path, max, nil, visit, resolve)
+}
+
+// scanFileInto is scanFile with each node's evidence decoded into ev in
+// the pass that reads the node (nil: kept raw, Node.Evidence).
+func scanFileInto(f *os.File, path string, max int64, ev *evidenceInto, visit func(Node) error, resolve func(Node) (Node, error)) (*Results, error) {
 	var rd io.Reader = f
+	var src io.ReaderAt = f
 	if max >= 0 {
 		rd = io.LimitReader(f, max)
+		src = io.NewSectionReader(f, 0, max)
 	}
-	r, nodes, err := scan(bufio.NewReaderSize(rd, 64<<10), visit, resolve)
+	r, nodes, err := scan(rd, src, ev, visit, resolve)
 	if err != nil {
 		var at *offsetError
 		if errors.As(err, &at) {
@@ -228,8 +236,12 @@ func scanFile(f *os.File, path string, max int64, visit func(Node) error, resolv
 	return r, nil
 }
 
-func scan(rd io.Reader, visit func(Node) error, resolve func(Node) (Node, error)) (_ *Results, nodes int, _ error) {
-	dec := bounded.NewTextDecoder(rd, ValueLimit)
+// scan reads the document rd streams, src being the same bytes from the
+// first, for errors to read a value of again.
+func scan(rd io.Reader, src io.ReaderAt, ev *evidenceInto, visit func(Node) error, resolve func(Node) (Node, error)) (_ *Results, nodes int, _ error) {
+	dec := getDocDecoder(rd, src)
+	defer putDocDecoder(dec)
+	dec.evidence = ev
 	var r Results
 	if err := expectDelim(dec, '{'); err != nil {
 		return nil, 0, err
@@ -284,7 +296,7 @@ func scan(rd io.Reader, visit func(Node) error, resolve func(Node) (Node, error)
 // decodeNodes reads the nodes array one node at a time, each checked,
 // a ref read through resolve, and handed to visit; nodes counts them over
 // the whole document.
-func decodeNodes(dec *bounded.TextDecoder, r *Results, nodes *int, visit func(Node) error, resolve func(Node) (Node, error)) error {
+func decodeNodes(dec *docDecoder, r *Results, nodes *int, visit func(Node) error, resolve func(Node) (Node, error)) error {
 	if err := expectDelim(dec, '['); err != nil {
 		return err
 	}
@@ -292,13 +304,12 @@ func decodeNodes(dec *bounded.TextDecoder, r *Results, nodes *int, visit func(No
 		if *nodes++; *nodes > MaxNodes {
 			return &offsetError{dec.InputOffset(), fmt.Errorf("more than %d nodes: a results.json holds one per host of one job: %w", MaxNodes, bounded.ErrTooLarge)}
 		}
-		var n Node
 		where := fmt.Sprintf("nodes[%d]", *nodes-1)
-		if err := decodeValue(dec, &n, where); err != nil {
+		n, err := decodeNode(dec, where)
+		if err != nil {
 			return err
 		}
 		if n.Ref != "" {
-			var err error
 			if n, err = readRef(r, n, where, resolve); err != nil {
 				return &offsetError{dec.InputOffset(), err}
 			}
@@ -338,7 +349,7 @@ func readRef(r *Results, ref Node, where string, resolve func(Node) (Node, error
 
 // decodeRuns reads the cross-node runs (one per pair or node count) one
 // by one, like the nodes; null is none.
-func decodeRuns(dec *bounded.TextDecoder, r *Results) error {
+func decodeRuns(dec *docDecoder, r *Results) error {
 	switch dec.PeekKind() {
 	case 'n':
 		_, err := dec.ReadToken()
@@ -371,7 +382,7 @@ func decodeRuns(dec *bounded.TextDecoder, r *Results) error {
 	return nil
 }
 
-func expectDelim(dec *bounded.TextDecoder, want byte) error {
+func expectDelim(dec *docDecoder, want byte) error {
 	t, err := dec.ReadToken()
 	if err != nil {
 		return syntaxAt(dec, err)
@@ -382,7 +393,7 @@ func expectDelim(dec *bounded.TextDecoder, want byte) error {
 	return nil
 }
 
-func syntaxAt(dec *bounded.TextDecoder, err error) error {
+func syntaxAt(dec *docDecoder, err error) error {
 	var big *bounded.TooLargeError
 	var syn *jsontext.SyntacticError
 	switch {

@@ -1,10 +1,14 @@
 package results
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"reflect"
 	"strings"
+	"sync"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -12,21 +16,117 @@ import (
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
-// decodeValue decodes the next value of dec into v, refusing a key given
-// twice in any object of it: encoding/json keeps the last one silently,
-// encoding/json/v2 (go-json-experiment/json, its mirror) refuses it.
-// Invalid UTF-8 is taken, as encoding/json takes it. where names the
-// value in errors ("nodes[3]", "tool"), which point at the byte.
-func decodeValue(dec *bounded.TextDecoder, v any, where string) error {
-	raw, err := dec.ReadValue()
-	if err != nil {
-		return syntaxAt(dec, err)
+// docDecoder reads a results.json: its values one at a time, at most
+// ValueLimit each, from src, which an error reads a value of again.
+type docDecoder struct {
+	*bounded.TextDecoder
+	src io.ReaderAt   // the document from its first byte
+	br  *bufio.Reader // what the decoder reads the document through
+	// evidence (nil: none) is what each node's evidence is decoded
+	// into, in the pass that reads the node (evidence.go).
+	evidence *evidenceInto
+}
+
+// docDecoders are decoders and their buffers (a node's worth) for the
+// next file: a merge reads thousands, and a new buffer for each was most
+// of what it allocated, and so of its garbage collection.
+var docDecoders = sync.Pool{New: func() any {
+	br := bufio.NewReaderSize(nil, 64<<10)
+	return &docDecoder{TextDecoder: bounded.NewTextDecoder(br, ValueLimit), br: br}
+}}
+
+// getDocDecoder reads the document rd streams, src holding the same
+// bytes from the first; put it back with putDocDecoder.
+func getDocDecoder(rd io.Reader, src io.ReaderAt) *docDecoder {
+	d := docDecoders.Get().(*docDecoder)
+	d.br.Reset(rd)
+	d.TextDecoder.Reset(d.br)
+	d.src = src
+	return d
+}
+
+// putDocDecoder returns d to the pool, unless it read a document larger
+// than a node's, whose buffer the pool would keep.
+func putDocDecoder(d *docDecoder) {
+	if d.InputOffset() > 4<<20 {
+		return
 	}
-	err = jsonv2.Unmarshal(raw, v, jsontext.AllowInvalidUTF8(true))
+	d.br.Reset(nil)
+	d.TextDecoder.Reset(d.br)
+	d.src, d.evidence = nil, nil
+	docDecoders.Put(d)
+}
+
+// decodeValue decodes the next value of dec into v in one pass,
+// refusing a key given twice in any object of it: encoding/json keeps
+// the last one silently, encoding/json/v2 (go-json-experiment/json, its
+// mirror) refuses it. Invalid UTF-8 is taken, as encoding/json takes it.
+// where names the value in errors ("nodes[3]", "tool"), which point at
+// the byte.
+func decodeValue(dec *docDecoder, v any, where string) error {
+	start := dec.InputOffset()
+	err := dec.Unmarshal(v, jsontext.AllowDuplicateNames(false), jsontext.AllowInvalidUTF8(true))
 	if err == nil {
 		return nil
 	}
-	start := dec.InputOffset() - int64(len(raw))
+	var big *bounded.TooLargeError
+	var syn *jsontext.SyntacticError
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		// Where the value that ends early starts, as a person finds it.
+		return &offsetError{start, fmt.Errorf("the document ends early: %w", io.ErrUnexpectedEOF)}
+	case errors.As(err, &big):
+		return big // it names the byte the value starts at
+	case errors.As(err, &syn) && !errors.Is(syn.Err, jsontext.ErrDuplicateName):
+		return syntaxAt(dec, err)
+	}
+	// A key given twice, a value of the wrong type: only an error pays
+	// for reading the value again, whole, to say where in it and in
+	// which node (the pointers and offsets of the one pass are the
+	// document's).
+	raw, at, rerr := dec.reread(start)
+	if rerr == nil {
+		again := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+		if err := valueError(raw, at, again, where); err != nil {
+			return err
+		}
+	}
+	// Changed under the reader: the one pass's error, as it is.
+	return &offsetError{start, fmt.Errorf("%s: %w", where, err)}
+}
+
+// reread reads the value after offset start of the document again, and
+// the offset of its first byte: past the white space and the separator
+// (',' or ':') before it.
+func (dec *docDecoder) reread(start int64) (jsontext.Value, int64, error) {
+	if dec.src == nil {
+		return nil, 0, errors.New("no document to read again")
+	}
+	sr := io.NewSectionReader(dec.src, start, ValueLimit.Bytes+64<<10)
+	br := bufio.NewReader(sr)
+	at := start
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			return nil, 0, err
+		}
+		if !strings.ContainsRune(" \t\r\n,:", rune(b)) {
+			br.UnreadByte()
+			break
+		}
+		at++
+	}
+	raw, err := bounded.NewTextDecoder(br, ValueLimit).ReadValue()
+	return raw, at, err
+}
+
+// valueError is the error of decoding raw, the value at offset start,
+// into v, pointing in it; nil where it decodes.
+func valueError(raw []byte, start int64, v any, where string) error {
+	err := jsonv2.Unmarshal(raw, v, jsontext.AllowInvalidUTF8(true))
+	if err == nil {
+		return nil
+	}
 	var syn *jsontext.SyntacticError
 	var sem *jsonv2.SemanticError
 	switch {
@@ -108,14 +208,17 @@ func checkActions(n Node, where string) error {
 	}
 	for i, s := range n.Suites {
 		for j, sp := range s.Specs {
-			at := fmt.Sprintf("%s.suites[%d].specs[%d] (%q)", where, i, j, bounded.ClipString(sp.Name, 80))
+			// Named only when wrong: a node holds hundreds of specs.
+			at := func() string {
+				return fmt.Sprintf("%s.suites[%d].specs[%d] (%q)", where, i, j, bounded.ClipString(sp.Name, 80))
+			}
 			switch {
 			case sp.Action != "" && !sp.Action.Valid():
-				return fmt.Errorf("%s: action %q: want one of %v", at, bounded.ClipString(string(sp.Action), 80), Actions)
+				return fmt.Errorf("%s: action %q: want one of %v", at(), bounded.ClipString(string(sp.Action), 80), Actions)
 			case sp.Scope != "" && !sp.Scope.Valid():
-				return fmt.Errorf("%s: scope %q: want one of %v", at, bounded.ClipString(string(sp.Scope), 80), Scopes)
+				return fmt.Errorf("%s: scope %q: want one of %v", at(), bounded.ClipString(string(sp.Scope), 80), Scopes)
 			case (sp.Scope != "" || sp.Entity != "") && sp.Action == "":
-				return fmt.Errorf("%s: a scope or entity without an action", at)
+				return fmt.Errorf("%s: a scope or entity without an action", at())
 			}
 		}
 	}

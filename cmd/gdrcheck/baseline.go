@@ -141,41 +141,13 @@ default tolerances. Review it, then add it to the --baseline-dir of your
 runs.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			samples := map[string][]float64{}
-			var facts *baseline.Facts
-			var bar1 *baseline.BAR1Limits
-			var nodes []string
+			rec := &recording{samples: map[string][]float64{}}
 			for _, dir := range args {
-				res, err := readResults(dir)
-				if err != nil {
+				if err := scanResults(dir, func(n results.Node) error { return rec.add(dir, n) }); err != nil {
 					return err
 				}
-				for _, n := range res.Nodes {
-					if n.Status != results.NodeEvaluated || n.Counts().Failed > 0 {
-						return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: node %s did not pass; record baselines from good runs only", dir, n.Name)}
-					}
-					var ev node.Evidence
-					if err := json.Unmarshal(n.Evidence, &ev); err != nil {
-						return fmt.Errorf("%s: evidence of %s: %w", dir, n.Name, err)
-					}
-					if why := suites.ImpossibleSample(n, &ev); why != "" {
-						return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: node %s: %s; a baseline is never proposed from it", dir, n.Name, why)}
-					}
-					f := runner.BaselineFacts(&ev, "")
-					if facts == nil {
-						facts = &f
-					} else if m := facts.Profile().Mismatches(f); len(m) > 0 {
-						return fmt.Errorf("%s: node %s is other hardware than the first run: %s", dir, n.Name, strings.Join(m, "; "))
-					}
-					nodes = append(nodes, n.Name)
-					baseline.AddSamples(samples, n)
-					for _, g := range ev.GPUs {
-						if g.BAR1 != nil && (bar1 == nil || g.BAR1.TotalMiB < bar1.MinTotalMiB) {
-							bar1 = &baseline.BAR1Limits{MinTotalMiB: g.BAR1.TotalMiB, MinFreeMiB: 1024}
-						}
-					}
-				}
 			}
+			samples, facts, bar1, nodes := rec.samples, rec.facts, rec.bar1, rec.nodes
 			if facts == nil {
 				return fmt.Errorf("no node in %s", strings.Join(args, " "))
 			}
@@ -207,15 +179,62 @@ runs.`,
 	return cmd
 }
 
-// readResults reads DIR/results.json, or a results.json path.
-func readResults(arg string) (*results.Results, error) {
+// scanResults reads DIR/results.json, or a results.json path, one node
+// at a time (a merged job's nodes from their own files): a job of 16,384
+// nodes is never held whole. An error of visit's is returned as it is.
+func scanResults(arg string, visit func(results.Node) error) error {
 	p := arg
 	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
 		p = filepath.Join(arg, "results.json")
 	}
-	r, err := results.Read(p)
-	if err != nil {
-		return nil, &exitError{code: results.ExitUnevaluable, err: err}
+	var stop error
+	_, err := results.Scan(p, func(n results.Node) error {
+		stop = visit(n)
+		return stop
+	})
+	if stop != nil {
+		return stop
 	}
-	return r, nil
+	if err != nil {
+		return &exitError{code: results.ExitUnevaluable, err: err}
+	}
+	return nil
+}
+
+// recording is what baseline record keeps of the nodes read so far: the
+// samples, the first node's facts, the smallest BAR1 and the names.
+type recording struct {
+	samples map[string][]float64
+	facts   *baseline.Facts
+	bar1    *baseline.BAR1Limits
+	nodes   []string
+}
+
+// add takes one node of the run in dir: it must have passed, and be the
+// same hardware as the first.
+func (r *recording) add(dir string, n results.Node) error {
+	if n.Status != results.NodeEvaluated || n.Counts().Failed > 0 {
+		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: node %s did not pass; record baselines from good runs only", dir, n.Name)}
+	}
+	var ev node.Evidence
+	if err := json.Unmarshal(n.Evidence, &ev); err != nil {
+		return fmt.Errorf("%s: evidence of %s: %w", dir, n.Name, err)
+	}
+	if why := suites.ImpossibleSample(n, &ev); why != "" {
+		return &exitError{code: results.ExitUnevaluable, err: fmt.Errorf("%s: node %s: %s; a baseline is never proposed from it", dir, n.Name, why)}
+	}
+	f := runner.BaselineFacts(&ev, "")
+	if r.facts == nil {
+		r.facts = &f
+	} else if m := r.facts.Profile().Mismatches(f); len(m) > 0 {
+		return fmt.Errorf("%s: node %s is other hardware than the first run: %s", dir, n.Name, strings.Join(m, "; "))
+	}
+	r.nodes = append(r.nodes, n.Name)
+	baseline.AddSamples(r.samples, n)
+	for _, g := range ev.GPUs {
+		if g.BAR1 != nil && (r.bar1 == nil || g.BAR1.TotalMiB < r.bar1.MinTotalMiB) {
+			r.bar1 = &baseline.BAR1Limits{MinTotalMiB: g.BAR1.TotalMiB, MinFreeMiB: 1024}
+		}
+	}
+	return nil
 }

@@ -1,3 +1,21 @@
+// The collect and compare benchmarks run from a test binary on a machine
+// without Go (an idle many-core box), from a checkout with its fixtures
+// (make fixtures). Built where Go is, in the repository's root:
+//
+//	go test -c -o collect.test ./cmd/gdrcheck
+//	go build -trimpath -buildvcs=false -o bin/gdrcheck ./cmd/gdrcheck
+//	go build -o bin/fakebin/nccl-tests ./fixtures/fakebin/nccl-tests
+//
+// then, there, in the repository's root (the test binary moves to
+// cmd/gdrcheck itself):
+//
+//	GDRCHECK_TEST_BIN=bin/gdrcheck GDRCHECK_FAKEBIN_DIR=bin/fakebin ./collect.test -test.run '^$' -test.bench 'Collect16384|Compare16384' -test.benchtime 1x
+//
+// GDRCHECK_TEST_BIN is the gdrcheck the tests start instead of building
+// one (TestMain); GDRCHECK_FAKEBIN_DIR holds the nccl-tests stand-in the
+// node shapes are run with (fixtures/fakebin). Each job of 16,384 nodes
+// is 3 GB of node files in $TMPDIR.
+
 package main
 
 import (
@@ -240,4 +258,25 @@ func benchCompare(b *testing.B, n int) {
 }
 
 func BenchmarkCompare1024Nodes(b *testing.B)  { benchCompare(b, 1024) }
+func BenchmarkCompare4096Nodes(b *testing.B)  { benchCompare(b, 4096) }
 func BenchmarkCompare16384Nodes(b *testing.B) { benchCompare(b, 16384) }
+
+// benchBaselineRecord runs gdrcheck baseline record as a process on a
+// merged job of n healthy nodes: it reads the nodes one at a time, so its
+// peak RSS stays that of a few nodes and the samples, whatever n is.
+func benchBaselineRecord(b *testing.B, n int) {
+	dir := jobOf(b, n)
+	runPeak(b, []int{0}, "collect", dir)
+	out := filepath.Join(b.TempDir(), "baseline.yaml")
+	var peak int64
+	var cpu time.Duration
+	for b.Loop() {
+		p, c := runPeak(b, []int{0}, "baseline", "record", dir, "--out", out)
+		peak, cpu = max(peak, p), cpu+c
+	}
+	b.ReportMetric(float64(peak)/1024, "MiB-peak-rss")
+	b.ReportMetric(cpu.Seconds()/float64(b.N), "s-cpu/op")
+}
+
+func BenchmarkBaselineRecord1024Nodes(b *testing.B)  { benchBaselineRecord(b, 1024) }
+func BenchmarkBaselineRecord16384Nodes(b *testing.B) { benchBaselineRecord(b, 16384) }

@@ -62,7 +62,10 @@ submit --compare-to DIR compare in the same step.
 Exit 0 when nothing regressed, 1 on any regression, 2 on bad input (a
 missing or malformed results.json, named with its line).`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error { return c.run(cmd, args[0], args[1]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mergeGC(compareHeapLimit)
+			return c.run(cmd, args[0], args[1])
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&c.format, "format", reports.FormatText, "text, markdown, html or junit")

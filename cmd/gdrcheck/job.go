@@ -113,6 +113,7 @@ from its own gdrcheck run --prom-textfile.`,
 				return err
 			}
 			defer release()
+			mergeGC(collectHeapLimit)
 			m, err := slurm.Collect(args[0], slurm.CollectOptions{Note: note, Amend: ct.before.Amend(), Judge: allocation.NewTally()})
 			if err != nil {
 				return &exitError{code: results.ExitUnevaluable, err: err}

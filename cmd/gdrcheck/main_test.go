@@ -46,18 +46,58 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	bin = filepath.Join(binDir, "gdrcheck")
-	// Without VCS stamping the version is "dev", as the golden files
-	// have it (tools/package's test checks a stamped build).
-	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_CFLAGS=-Wno-deprecated-declarations")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "building gdrcheck: %v\n%s", err, out)
+	if err := buildOrTake(bin); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
 	stopCluster()
 	os.RemoveAll(binDir)
 	os.Exit(code)
+}
+
+// buildOrTake puts gdrcheck at bin: built from this package, or, where
+// GDRCHECK_TEST_BIN names a prebuilt one, that one (linked), so a test
+// binary (go test -c) runs on a machine without Go; collect_bench_test.go
+// has the recipe. A test binary started from the repository's root, not
+// this package's directory, moves there: the tests name their fixtures
+// from it.
+func buildOrTake(bin string) error {
+	prebuilt := os.Getenv("GDRCHECK_TEST_BIN")
+	if prebuilt != "" {
+		abs, err := filepath.Abs(prebuilt)
+		if err != nil {
+			return fmt.Errorf("GDRCHECK_TEST_BIN: %w", err)
+		}
+		if fi, err := os.Stat(abs); err != nil || !fi.Mode().IsRegular() {
+			return fmt.Errorf("GDRCHECK_TEST_BIN=%s: not a gdrcheck binary: %v", prebuilt, err)
+		}
+		prebuilt = abs
+	}
+	// fixtures/fakebin takes its prebuilt stand-ins from here too.
+	if dir := os.Getenv("GDRCHECK_FAKEBIN_DIR"); dir != "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return fmt.Errorf("GDRCHECK_FAKEBIN_DIR: %w", err)
+		}
+		os.Setenv("GDRCHECK_FAKEBIN_DIR", abs)
+	}
+	if _, err := os.Stat(nodes); errors.Is(err, os.ErrNotExist) {
+		if err := os.Chdir(filepath.Join("cmd", "gdrcheck")); err != nil {
+			return fmt.Errorf("no %s here, nor a cmd/gdrcheck to find it from: run the tests from the repository or cmd/gdrcheck: %w", nodes, err)
+		}
+	}
+	if prebuilt != "" {
+		return os.Symlink(prebuilt, bin)
+	}
+	// Without VCS stamping the version is "dev", as the golden files
+	// have it (tools/package's test checks a stamped build).
+	build := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", bin, ".")
+	build.Env = append(os.Environ(), "CGO_CFLAGS=-Wno-deprecated-declarations")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("building gdrcheck (GDRCHECK_TEST_BIN=path takes a prebuilt one): %v\n%s", err, out)
+	}
+	return nil
 }
 
 const nodes = "../../fixtures/nodes/"

@@ -3,6 +3,7 @@ package bounded
 import (
 	"io"
 
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -18,10 +19,21 @@ type TextDecoder struct {
 	r *capReader
 }
 
+// textOptions take what the callers check themselves.
+var textOptions = []jsontext.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
+
 // NewTextDecoder reads JSON values from r, each of at most lim.Bytes.
 func NewTextDecoder(r io.Reader, lim Limit) *TextDecoder {
 	cr := &capReader{r: r, lim: lim}
-	return &TextDecoder{Decoder: jsontext.NewDecoder(cr, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)), r: cr}
+	return &TextDecoder{Decoder: jsontext.NewDecoder(cr, textOptions...), r: cr}
+}
+
+// Reset reads afresh from r, with the limit and options as made, and
+// the buffer of the values read before kept: a decoder of a pool reads
+// thousands of files without a buffer of its own for each.
+func (d *TextDecoder) Reset(r io.Reader) {
+	d.r.r, d.r.read, d.r.start, d.r.end = r, 0, 0, 0
+	d.Decoder.Reset(d.r, textOptions...)
 }
 
 func (d *TextDecoder) arm() {
@@ -34,6 +46,15 @@ func (d *TextDecoder) arm() {
 func (d *TextDecoder) ReadValue() (jsontext.Value, error) {
 	d.arm()
 	return d.Decoder.ReadValue()
+}
+
+// Unmarshal decodes the next value, of at most the limit, into v as
+// encoding/json/v2's UnmarshalDecode does, with opts for this value
+// only: one pass over its bytes, where ReadValue and then Unmarshal of
+// them are two.
+func (d *TextDecoder) Unmarshal(v any, opts ...jsonv2.Options) error {
+	d.arm()
+	return jsonv2.UnmarshalDecode(d.Decoder, v, opts...)
 }
 
 // ReadToken is jsontext's, on a token of at most the limit.

@@ -91,10 +91,19 @@ func Amend(before *results.Results, opt Options, single bool) func(n results.Nod
 
 // amender is Amend over a Source, whose reads may fail.
 func amender(before Source, opt Options, single bool) func(n results.Node, runs []results.Run) (results.Node, error) {
+	amend := evidenceAmender(before, opt, single)
 	return func(n results.Node, runs []results.Run) (results.Node, error) {
-		bn, ok, err := before.Node(n.Name)
+		return amend(n, evidence(n), runs)
+	}
+}
+
+// evidenceAmender is amender of a node whose evidence is decoded
+// already (ae).
+func evidenceAmender(before Source, opt Options, single bool) func(n results.Node, ae *node.Evidence, runs []results.Run) (results.Node, error) {
+	return func(n results.Node, ae *node.Evidence, runs []results.Run) (results.Node, error) {
+		bn, be, ok, err := nodeOf(before, n.Name)
 		if err == nil && !ok && single && before.Len() == 1 {
-			bn, err = before.At(0)
+			bn, be, err = at(before, 0)
 			ok = err == nil
 		}
 		if err != nil {
@@ -109,7 +118,7 @@ func amender(before Source, opt Options, single bool) func(n results.Node, runs 
 			if bn.Name == results.AllocationNode {
 				beforeRuns = before.Runs()
 			}
-			s.Specs = compareNode(bn, n, append(slices.Clone(bn.Runs), beforeRuns...), append(slices.Clone(n.Runs), runs...), opt)
+			s.Specs = compareNode(bn, n, be, ae, append(slices.Clone(bn.Runs), beforeRuns...), append(slices.Clone(n.Runs), runs...), opt)
 		}
 		n.Suites = append(slices.Clone(n.Suites), s)
 		return n, nil
@@ -155,8 +164,9 @@ func (c change) spec(name string) results.Spec {
 	return sp
 }
 
-func compareNode(b, a results.Node, bruns, aruns []results.Run, opt Options) []results.Spec {
-	be, ae := evidence(b), evidence(a)
+// compareNode judges a against b, be and ae being their evidence (nil:
+// none).
+func compareNode(b, a results.Node, be, ae *node.Evidence, bruns, aruns []results.Run, opt Options) []results.Spec {
 	specs := []results.Spec{software(b, a).spec(AspectSoftware), mechanism(b, a).spec(AspectMechanism), knownBad(b, a, be, ae).spec(AspectKnownBad)}
 	if be != nil && ae != nil {
 		specs = append(specs, bar1(be, ae).spec(AspectBAR1), pcie(be, ae).spec(AspectPCIe), iommu(be, ae).spec(AspectIOMMU), rails(be, ae).spec(AspectRails),

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
@@ -29,12 +30,12 @@ func CompareSources(before, after Source, opt Options) (*results.Results, error)
 	now := time.Now().UTC()
 	out := &results.Results{Schema: results.Schema, Tool: after.Tool(), Started: now, Runs: after.Runs()}
 	out.Tool.Suites = []string{Suite}
-	amend := amender(before, opt, after.Len() == 1)
+	amend := evidenceAmender(before, opt, after.Len() == 1)
 	inAfter := map[string]bool{}
 	// Reading a node and judging it are most of a comparison: each is
 	// done on every CPU, a few nodes ahead, and taken in order.
 	err := inOrder(after.Len(), func(i int) (results.Node, error) {
-		n, err := after.At(i)
+		n, ae, err := at(after, i)
 		if err != nil {
 			return n, fmt.Errorf("the run after: %w", err)
 		}
@@ -42,7 +43,7 @@ func CompareSources(before, after Source, opt Options) (*results.Results, error)
 		if n.Name == results.AllocationNode {
 			runs = after.Runs()
 		}
-		if n, err = amend(n, runs); err != nil {
+		if n, err = amend(n, ae, runs); err != nil {
 			return n, err
 		}
 		// The comparison judged the node, whatever its status was. Its
@@ -66,6 +67,46 @@ func CompareSources(before, after Source, opt Options) (*results.Results, error)
 	}
 	out.Finished = time.Now().UTC()
 	return out, nil
+}
+
+// evidenceSource is a Source that decodes a node's evidence in the pass
+// that reads the node (results.Index): ok says ev holds it, else the
+// node's raw evidence is decoded apart.
+type evidenceSource interface {
+	AtEvidence(i int, ev any) (n results.Node, ok bool, err error)
+	NodeEvidence(name string, ev any) (n results.Node, found, ok bool, err error)
+}
+
+// at is src's i-th node and its evidence (nil: none).
+func at(src Source, i int) (results.Node, *node.Evidence, error) {
+	if es, typed := src.(evidenceSource); typed {
+		var ev node.Evidence
+		n, ok, err := es.AtEvidence(i, &ev)
+		if ok || err != nil {
+			return n, &ev, err
+		}
+		return n, evidence(n), nil
+	}
+	n, err := src.At(i)
+	return n, evidence(n), err
+}
+
+// nodeOf is src's node named name and its evidence (nil: none); found
+// is false where src has no such node.
+func nodeOf(src Source, name string) (results.Node, *node.Evidence, bool, error) {
+	if es, typed := src.(evidenceSource); typed {
+		var ev node.Evidence
+		n, found, ok, err := es.NodeEvidence(name, &ev)
+		if ok || err != nil || !found {
+			return n, &ev, found, err
+		}
+		return n, evidence(n), true, nil
+	}
+	n, found, err := src.Node(name)
+	if err != nil || !found {
+		return n, nil, found, err
+	}
+	return n, evidence(n), true, nil
 }
 
 // memory is a run held whole as a Source.
