@@ -214,8 +214,12 @@ func (r *Result) Row(bytes int64) (Row, bool) {
 // is skipped and makes the result partial, rows past maxRows are counted
 // and make it partial, failure lines past maxFailureLines are counted,
 // and what is kept of a line is clipped (maxText, maxField).
-func Parse(r io.Reader) (*Result, error) {
-	p := parser{res: &Result{}}
+func Parse(r io.Reader) (*Result, error) { return parse(r, false) }
+
+// parse is Parse; slow sends every line through line, the path the hot
+// one (lineBytes) is held to.
+func parse(r io.Reader, slow bool) (*Result, error) {
+	p := parser{res: &Result{}, slow: slow}
 	lr := bounded.NewLines(r, bounded.MaxLine)
 	lr.StripPrefixes()
 	for {
@@ -224,7 +228,7 @@ func Parse(r io.Reader) (*Result, error) {
 			break
 		}
 		p.n = lr.N()
-		p.line(string(b))
+		p.lineBytes(b)
 	}
 	if err := lr.Err(); err != nil {
 		return nil, fmt.Errorf("reading perftest output: %w", err)
@@ -252,16 +256,23 @@ type parser struct {
 	// memPrinted: Mem comes from a line the run printed, not the command.
 	memPrinted    bool
 	failed        []string
-	failedAt      []int                  // the line numbers of failed
-	failedOmitted int                    // failure lines past maxFailureLines
-	rowsOmitted   int                    // rows past maxRows
-	firstOmitted  int                    // the line of the first of them
-	skipped       string                 // the lines over bounded.MaxLine, for a partial reason
-	stopped       error                  // why the input was not read to its end (bounded.Reader), or nil
-	n             int                    // the number of the line being read
-	cutAt         int                    // the line number of a last line cut without its newline, not read
-	banners       map[string][][2]string // banner lines already split (bannerPairs)
-	fields        []string               // the fields of the row being read, reused
+	failedAt      []int                 // the line numbers of failed
+	failedOmitted int                   // failure lines past maxFailureLines
+	rowsOmitted   int                   // rows past maxRows
+	firstOmitted  int                   // the line of the first of them
+	skipped       string                // the lines over bounded.MaxLine, for a partial reason
+	stopped       error                 // why the input was not read to its end (bounded.Reader), or nil
+	n             int                   // the number of the line being read
+	cutAt         int                   // the line number of a last line cut without its newline, not read
+	known         map[string]*knownLine // lines read before (bannerPairs, keepTail)
+	lastKnown     *knownLine            // the last of them read (knownLine)
+	banners       int                   // banner lines in known
+	tails         int                   // other lines in known
+	headers       map[string]headerCols // table headers already split (header)
+	fields        []string              // the fields of the row being read, reused
+	fieldsB       [][]byte              // the same, on the hot path (parse_fast.go)
+	low           []byte                // the line being read, lower-cased (lower)
+	slow          bool                  // every line through line: the path the tests hold the hot one to
 }
 
 // cutLine handles line n, the last, which lacks its newline: a dashed

@@ -1,6 +1,7 @@
 package perftest
 
 import (
+	"bytes"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,7 +12,6 @@ import (
 
 var (
 	otherAccel = regexp.MustCompile(`^use_(rocm|neuron|hl|mlu|musa|opencl|supa)`)
-	cudaRe     = regexp.MustCompile(`(?i:\bcuda\b|gpu buffer)|\bcu[A-Z][A-Za-z]+(?:_v\d)?\(`)
 
 	// Both spellings of the completion error: perftest before 26.01 printed
 	// "Failed status 10: wr_id 0 syndrom 0x88", later ones add the name:
@@ -59,24 +59,22 @@ func (p *parser) memFromCommand(args []string, line string) {
 
 // isFailure takes a lower-cased line. Literal tests rather than one big
 // case-insensitive regexp: this runs on every line that is not a row.
-func isFailure(low string) bool {
-	for _, p := range failPrefixes {
-		if strings.HasPrefix(low, p) {
+func isFailure(low []byte) bool {
+	for _, p := range failPrefixesB {
+		if bytes.HasPrefix(low, p) {
 			return true
 		}
 	}
-	for _, t := range failTexts {
-		if strings.Contains(low, t) {
-			return true
-		}
+	if hasFailText(low) {
+		return true
 	}
-	if strings.HasSuffix(low, " is missing") {
+	if bytes.HasSuffix(low, txtMissing) {
 		return true
 	}
 	// "cuInit(0) returned 100": perftest prints these only for errors.
-	if _, after, ok := strings.Cut(low, " returned "); ok {
-		after = strings.TrimPrefix(after, "-")
-		return after != "" && after[0] >= '1' && after[0] <= '9'
+	if _, after, ok := bytes.Cut(low, txtReturned); ok {
+		after = bytes.TrimPrefix(after, txtMinus)
+		return len(after) > 0 && after[0] >= '1' && after[0] <= '9'
 	}
 	return false
 }

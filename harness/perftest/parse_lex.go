@@ -1,6 +1,8 @@
 package perftest
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math"
 	"regexp"
 	"strconv"
@@ -31,18 +33,18 @@ func (p *parser) line(raw string) {
 	}
 	// Rows are most of the output: try them first. The cheap string tests
 	// in front of each regexp keep the parser fast on long inputs.
-	if p.cols != nil && p.row(s) {
+	if p.cols != nil && mayBeRow(p.cols, s[0]) && p.row(s) {
 		return
 	}
 	if strings.Contains(s, "ib_") {
-		if m := commandRe.FindStringSubmatch(s); m != nil {
+		if cmd, ok := matchCommand(s); ok {
 			p.seen = true
-			p.res.Command = clipText(m[1])
+			p.res.Command = clipText(cmd)
 			p.memFromCommand(strings.Fields(p.res.Command)[1:], s)
 			return
 		}
 	}
-	if strings.HasSuffix(s, "Test") && testNameRe.MatchString(s) {
+	if isTestName(s) {
 		p.seen = true
 		p.res.Test = clipField(s)
 		switch {
@@ -60,23 +62,47 @@ func (p *parser) line(raw string) {
 		}
 		return
 	}
-	if strings.Contains(s, "device name = [") {
-		if m := gpuNameRe.FindStringSubmatch(s); m != nil {
-			p.res.GPU = clipField(m[1])
-		}
-	}
-	low := strings.ToLower(s)
+	c := p.classifyTail(s)
+	p.keepTail(s, c)
+	p.applyTail(s, c)
+}
+
+// tailClass is what line finds in a line that is none of perftest's
+// table, banner or command lines: the GPU it names, the memory it shows
+// and whether it reports a failure. It depends on the line alone, so a
+// line seen before is not looked at again (keepTail).
+type tailClass struct {
+	gpu    string
+	hasGPU bool
+	mem    Mem // MemCUDADMABuf, MemCUDA, or MemUnknown for neither
+	failed bool
+}
+
+func (p *parser) classifyTail(s string) tailClass {
+	var c tailClass
+	c.gpu, c.hasGPU = gpuName(s)
+	low := p.lower(s)
 	// Failure lines count as evidence too: "DMA-BUF is not supported on
 	// this GPU" says which path was asked for.
 	switch {
-	case strings.Contains(low, "dmabuf") || strings.Contains(low, "dma-buf"):
-		p.seen = p.seen || perftestGPURe.MatchString(s)
-		p.mem(MemCUDADMABuf, s, true)
-	case strings.Contains(low, "cu") && cudaRe.MatchString(s):
-		p.seen = p.seen || perftestGPURe.MatchString(s)
-		p.mem(MemCUDA, s, true)
+	case bytes.Contains(low, txtDMABuf) || bytes.Contains(low, txtDMABuf2):
+		c.mem = MemCUDADMABuf
+	case bytes.Contains(low, txtCu) && hasCUDA(s):
+		c.mem = MemCUDA
 	}
-	if isFailure(low) || (len(p.failed) > 0 && counterRe.MatchString(s)) {
+	c.failed = isFailure(low)
+	return c
+}
+
+func (p *parser) applyTail(s string, c tailClass) {
+	if c.hasGPU {
+		p.res.GPU = clipField(c.gpu)
+	}
+	if c.mem != MemUnknown {
+		p.seen = p.seen || perftestGPURe.MatchString(s)
+		p.mem(c.mem, s, true)
+	}
+	if c.failed || (len(p.failed) > 0 && counterRe.MatchString(s)) {
 		// Any error line belongs to a perftest failure, but only one
 		// that names perftest's things shows that this is perftest.
 		p.seen = p.seen || perftestWords.MatchString(s)
@@ -110,8 +136,24 @@ func isNCCLLine(s string) bool {
 		strings.Contains(s, " NCCL TRACE ") || strings.HasPrefix(s, "NCCL version ")
 }
 
-func isSeparator(s string) bool {
-	return len(s) >= 20 && strings.Trim(s, "-") == ""
+// dashes is "--------", eight bytes of a separator.
+const dashes = 0x2d2d2d2d2d2d2d2d
+
+func isSeparator[T string | []byte](s T) bool {
+	if len(s) < 20 {
+		return false
+	}
+	i := 0
+	if b, ok := any(s).([]byte); ok {
+		for ; i+8 <= len(b) && binary.LittleEndian.Uint64(b[i:]) == dashes; i += 8 {
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] != '-' {
+			return false
+		}
+	}
+	return true
 }
 
 type column int
@@ -166,65 +208,86 @@ var bannerKeys = map[string]bool{
 }
 
 var (
-	kvRe       = regexp.MustCompile(`([^\s:][^:\t]*?)\s*:\s*(\S+)`)
-	testNameRe = regexp.MustCompile(`^(Send|Send_imm|RDMA_Write|RDMA_Write_imm|RDMA_Read|Atomic)\s.*\bTest$`)
-	// The command as typed, by any path: "ib_write_bw", "./ib_write_bw",
-	// "~/perftest/ib_write_bw", "/usr/bin/ib_write_bw".
-	commandRe = regexp.MustCompile(`(?:^|[\s#$>])((?:[^\s#$>]*/)?ib_(?:write|read|send|atomic)_(?:bw|lat)(?:\s.*)?)$`)
-	gpuNameRe = regexp.MustCompile(`device name = \[([^\]]*)\]`)
+	kvRe = regexp.MustCompile(`([^\s:][^:\t]*?)\s*:\s*(\S+)`)
 )
 
 // maxBannerLines is how many distinct banner lines bannerPairs keeps:
 // perftest prints about 20, the same for every run and rank.
 const maxBannerLines = 256
 
-// bannerPairs is kvRe's "key : value" pairs of a banner line, each line's
-// kept once: kvRe is the costliest regexp of a run, and an output of many
+// bannerPairs is kvRe's "key : value" pairs of a banner line, clipped,
+// each line's kept once: kvRe is the costliest regexp of a run, and an output of many
 // runs, or of every rank, repeats the same banner.
 func (p *parser) bannerPairs(s string) [][2]string {
-	if kvs, ok := p.banners[s]; ok {
-		return kvs
+	if k := p.known[s]; k != nil && k.banner {
+		return k.kvs
 	}
 	var kvs [][2]string
 	for _, kv := range kvRe.FindAllStringSubmatch(s, maxSettings) {
-		kvs = append(kvs, [2]string{kv[1], kv[2]})
+		kvs = append(kvs, [2]string{clipField(kv[1]), clipField(kv[2])})
 	}
-	if len(p.banners) < maxBannerLines && len(s) <= maxText {
-		if p.banners == nil {
-			p.banners = map[string][][2]string{}
-		}
-		p.banners[s] = kvs
+	if p.banners < maxBannerLines && len(s) <= maxText {
+		p.keep(&knownLine{s: s, banner: true, kvs: kvs})
+		p.banners++
 	}
 	return kvs
 }
 
 func (p *parser) header(s string) {
 	p.seen, p.open = true, true
-	f := strings.Fields(headerJoin.Replace(s))
-	p.cols = make([]column, len(f))
+	h, ok := p.headers[s]
+	if !ok {
+		h = splitHeader(s)
+		if len(p.headers) < maxHeaders {
+			if p.headers == nil {
+				p.headers = map[string]headerCols{}
+			}
+			p.headers[s] = h
+		}
+	}
+	p.cols = h.cols
 	p.bwScale = 1
+	for i, c := range h.cols {
+		switch unit := h.units[i]; c {
+		case colBWPeak, colBWAvg:
+			p.res.Unit, p.res.UnitSource = unit, "header"
+			p.bwScale = toGbps(unit)
+			if p.res.Kind == "" {
+				p.res.Kind = KindBW
+			}
+		case colTMin, colTAvg:
+			p.res.LatencyUnit = unit
+			if p.res.Kind == "" {
+				p.res.Kind = KindLat
+			}
+		}
+	}
+}
+
+// maxHeaders is how many distinct table headers header keeps split: a run
+// prints one, an output of many runs or ranks the same few.
+const maxHeaders = 64
+
+// headerCols is a table header split: each column and the unit its title
+// names ("Gb/sec" of "BW peak[Gb/sec]"), clipped. cols is shared by every
+// table of the header, and never written.
+type headerCols struct {
+	cols  []column
+	units []string
+}
+
+func splitHeader(s string) headerCols {
+	f := strings.Fields(headerJoin.Replace(s))
+	h := headerCols{cols: make([]column, len(f)), units: make([]string, len(f))}
 	for i, name := range f {
 		unit := ""
 		if j := strings.IndexByte(name, '['); j >= 0 {
 			unit = strings.TrimSuffix(name[j+1:], "]")
 			name = name[:j]
 		}
-		c := columnNames[name]
-		p.cols[i] = c
-		switch c {
-		case colBWPeak, colBWAvg:
-			p.res.Unit, p.res.UnitSource = clipField(unit), "header"
-			p.bwScale = toGbps(unit)
-			if p.res.Kind == "" {
-				p.res.Kind = KindBW
-			}
-		case colTMin, colTAvg:
-			p.res.LatencyUnit = clipField(unit)
-			if p.res.Kind == "" {
-				p.res.Kind = KindLat
-			}
-		}
+		h.cols[i], h.units[i] = columnNames[name], clipField(unit)
 	}
+	return h
 }
 
 // toGbps is the factor from a printed BW unit to Gb/s. perftest divides by
@@ -246,17 +309,26 @@ func (p *parser) row(s string) bool {
 		return false // no row is this long
 	}
 	p.fields = appendFields(p.fields[:0], s) // rows are most lines: no slice each
-	f := p.fields
+	r, ok := parseRow(p, p.fields)
+	if ok {
+		p.addRow(r)
+	}
+	return ok
+}
+
+// parseRow reads a row's fields by the header's columns; false when they
+// are not a row.
+func parseRow[T string | []byte](p *parser, f []T) (Row, bool) {
 	if len(f) < 2 || len(f) != len(p.cols) {
-		return false
+		return Row{}, false
 	}
 	var r Row
 	for i, tok := range f {
 		c := p.cols[i]
 		if c == colBytes || c == colIters {
-			n, err := strconv.ParseInt(tok, 10, 64)
-			if err != nil || n < 0 {
-				return false
+			n, ok := atoi(tok)
+			if !ok || n < 0 {
+				return Row{}, false
 			}
 			if c == colBytes {
 				r.Bytes = n
@@ -265,9 +337,9 @@ func (p *parser) row(s string) bool {
 			}
 			continue
 		}
-		v, err := strconv.ParseFloat(tok, 64)
+		v, err := atof(tok)
 		if err != nil {
-			return false
+			return Row{}, false
 		}
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			v = 0 // perftest prints -nan/inf when a timer read 0; keep JSON valid
@@ -299,15 +371,19 @@ func (p *parser) row(s string) bool {
 			r.CPUUtil = v
 		}
 	}
+	return r, true
+}
+
+// addRow keeps a row, or counts it past maxRows.
+func (p *parser) addRow(r Row) {
 	if len(p.res.Rows) >= maxRows {
 		if p.rowsOmitted == 0 {
 			p.firstOmitted = p.n
 		}
 		p.rowsOmitted++
-		return true
+		return
 	}
 	p.res.Rows = append(p.res.Rows, r)
-	return true
 }
 
 // addSetting keeps a banner or test_info setting, clipped, while there is
@@ -316,16 +392,28 @@ func (r *Result) addSetting(key, val string) (string, bool) {
 	if r.Settings == nil {
 		r.Settings = map[string]string{}
 	}
-	key, val = clipField(key), clipField(val)
-	if _, ok := r.Settings[key]; !ok && len(r.Settings) >= maxSettings {
+	return r.putSetting(clipField(key), clipField(val))
+}
+
+// putSetting is addSetting of a key and value already clipped.
+func (r *Result) putSetting(key, val string) (string, bool) {
+	if r.Settings == nil {
+		r.Settings = map[string]string{}
+	}
+	if len(r.Settings) < maxSettings {
+		r.Settings[key] = val // one map operation, not two: every banner line of every run
+		return val, true
+	}
+	if _, ok := r.Settings[key]; !ok {
 		return val, false
 	}
 	r.Settings[key] = val
 	return val, true
 }
 
+// setting takes a banner setting bannerPairs split and clipped.
 func (p *parser) setting(key, val string) {
-	val, ok := p.res.addSetting(key, val)
+	val, ok := p.res.putSetting(key, val)
 	if !ok {
 		return
 	}

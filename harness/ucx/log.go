@@ -102,20 +102,9 @@ const (
 	maxOpen    = 1024 // processes with a table open at once
 )
 
-var (
-	// ucxPrefix is UCX's own "[1645027038.617078] [host:pid:tid]" and,
-	// at UCX_LOG_LEVEL=info, the "file.c:NNN UCX INFO" after it.
-	ucxPrefix = regexp.MustCompile(`^\s*\[\d+\.\d+\]\s+\[([^\]]*)\]\s+(?:\S+\.c:\d+\s+UCX\s+INFO\s+)?`)
-	epLine    = regexp.MustCompile(`^(\S+\s+(?:self|intra-node|inter-node)\s+cfg#\d+|ep_cfg\[\d+\]:)\s+((?:tag|rma|rma_am|amo|amo_am|am|stream|ka)\(.*)$`)
-	peerWord  = regexp.MustCompile(`\b(self|intra-node|inter-node)\b`)
-	msgSize   = regexp.MustCompile(`^\|\s*Message size:\s*([0-9][0-9, ]*?)\s*\|$`)
-
-	// configCell ends a table header's first cell. UCX 1.16 prints some
-	// headers without "by" ("rendezvous data send(multi) from cuda/GPU0
-	// to cuda/dev[1]"), so the first cell must name the table too.
-	configCell = regexp.MustCompile(`(?:\bcfg#\d+|\bep_cfg\[\d+\])$`)
-	border     = regexp.MustCompile(`^\+[-+]+\+$`)
-)
+// msgSize is ucx_perftest's header line of the sizes it moves, read only
+// on a line that holds "Message size:" (one a run).
+var msgSize = regexp.MustCompile(`^\|\s*Message size:\s*([0-9][0-9, ]*?)\s*\|$`)
 
 // ParseLog reads a UCX log (any program's output with UCX_PROTO_INFO=y or
 // UCX_LOG_LEVEL=info), through launcher prefixes. Each process's tables
@@ -123,16 +112,20 @@ var (
 // two ranks' interleaved lines make two tables. It is partial when the
 // input was stopped or ends mid-line. No table, endpoint line or error:
 // an error wrapping ErrNoData.
-func ParseLog(r io.Reader) (*LogSummary, error) {
+func ParseLog(r io.Reader) (*LogSummary, error) { return parseLog(r, false) }
+
+// parseLog is ParseLog; slow sends every line through line, the path the
+// hot one (tableLine) is held to.
+func parseLog(r io.Reader, slow bool) (*LogSummary, error) {
 	lr := bounded.NewLines(r, bounded.MaxLine)
 	lr.StripPrefixes()
-	p := &logReader{s: &LogSummary{}, open: map[string]*Transfer{}}
+	p := &logReader{s: &LogSummary{}, open: map[string]*Transfer{}, hotPath: hotPath{strs: map[string]string{}, slow: slow}}
 	for {
 		b, ok := lr.Next()
 		if !ok {
 			break
 		}
-		p.line(lr.N(), launcherRank(lr.Tag()), string(b))
+		p.lineBytes(lr.N(), p.launcher(lr), b)
 	}
 	p.flushAll()
 	s := p.s
@@ -185,35 +178,32 @@ type logReader struct {
 	info  infoReader
 	open  map[string]*Transfer // by rank: the table whose rows come next
 	order []string             // ranks of open tables, first opened first
+	hotPath
 }
 
+// line reads a line after UCX's prefix, which lineBytes took off: a line
+// that is neither a table row nor a border (log_fast.go).
 func (p *logReader) line(n int, rank, line string) {
-	if m := ucxPrefix.FindStringSubmatch(line); m != nil {
-		rank += processOf(m[1])
-		line = line[len(m[0]):]
-	}
 	p.info.add(line)
 	if p.logError(n, rank, line) {
 		return
 	}
-	// Each regexp below only after a text its every match holds: most
-	// lines are table rows, let by without them.
+	// Each matcher below only after a text its every match holds.
 	t := strings.TrimSpace(line)
-	if m := matchIf(t, "cfg", epLine); m != nil {
-		if len(p.s.EPConfigs) < maxEntries {
-			p.s.EPConfigs = append(p.s.EPConfigs, EPConfig{Line: n, Rank: rank, Config: clip(m[1]), Lanes: clip(m[2])})
+	if strings.Contains(t, "cfg") {
+		if config, lanes, ok := matchEPLine(t); ok {
+			if len(p.s.EPConfigs) < maxEntries {
+				p.s.EPConfigs = append(p.s.EPConfigs, EPConfig{Line: n, Rank: rank, Config: clip(config), Lanes: clip(lanes)})
+			}
+			return
 		}
-		return
 	}
 	if m := matchIf(t, "Message size:", msgSize); m != nil {
 		p.sizes(m[1])
 		return
 	}
-	if strings.HasPrefix(t, "+") && border.MatchString(t) {
-		if cur := p.open[rank]; cur != nil && len(cur.Rows) > 0 {
-			cur.closed = true
-			p.flush(rank)
-		}
+	if isBorder(t) {
+		p.border(rank)
 		return
 	}
 	cells, ok := tableRow(t)
@@ -222,17 +212,46 @@ func (p *logReader) line(n int, rank, line string) {
 	}
 	cur := p.open[rank]
 	switch {
-	case len(cells) >= 2 && rangeCell.MatchString(cells[0]) && cur != nil:
+	case len(cells) >= 2 && isRangeCell(cells[0]) && cur != nil:
 		if len(cur.Rows) < maxRows {
-			cur.Rows = append(cur.Rows, newRow(cells))
+			cur.Rows = append(cur.Rows, p.newRow(cells))
 		}
-	case len(cells) == 2 && !rangeCell.MatchString(cells[0]) &&
-		(strings.Contains(cells[1], " by ") || configCell.MatchString(cells[0])):
+	case len(cells) == 2 && !isRangeCell(cells[0]) &&
+		(strings.Contains(cells[1], " by ") || isConfigCell(cells[0])):
+		h := header{Config: p.intern(clip(cells[0])), Peer: findPeer(cells[0]), Operation: p.intern(clip(cells[1]))}
+		h.Local, h.Remote = memories(cells[1])
+		h.Local, h.Remote = p.intern(h.Local), p.intern(h.Remote)
+		h.GPU = h.Local != "" && h.Local != "host"
+		p.keepHeader(line, h)
+		p.header(n, rank, h)
+	}
+}
+
+// header is what a table's header line says: a Transfer without its
+// line, rank and rows.
+type header struct {
+	Config, Peer, Operation, Local, Remote string
+	GPU                                    bool
+}
+
+// header opens the rank's table of header h, at line n.
+func (p *logReader) header(n int, rank string, h header) {
+	p.flush(rank)
+	x := p.spare
+	if x == nil {
+		x = &Transfer{}
+	}
+	p.spare = nil
+	*x = Transfer{Line: n, Rank: rank, Config: h.Config, Peer: h.Peer, Operation: h.Operation,
+		Local: h.Local, Remote: h.Remote, GPU: h.GPU, Rows: x.Rows[:0]}
+	p.opened(rank, x)
+}
+
+// border closes the rank's open table, if it has rows.
+func (p *logReader) border(rank string) {
+	if cur := p.open[rank]; cur != nil && len(cur.Rows) > 0 {
+		cur.closed = true
 		p.flush(rank)
-		x := &Transfer{Line: n, Rank: rank, Config: clip(cells[0]), Peer: peerWord.FindString(cells[0]), Operation: clip(cells[1])}
-		x.Local, x.Remote = memories(cells[1])
-		x.GPU = x.Local != "" && x.Local != "host"
-		p.opened(rank, x)
 	}
 }
 
@@ -277,6 +296,7 @@ func (p *logReader) flush(rank string) {
 		return
 	}
 	delete(p.open, rank)
+	p.spare = cur // for the next table; its rows too, unless kept
 	if len(cur.Rows) == 0 || len(p.s.Transfers) >= maxEntries {
 		return
 	}
@@ -284,6 +304,7 @@ func (p *logReader) flush(rank string) {
 	cur.Range, cur.Protocol, cur.Lanes = last.Range, last.Protocol, last.Lanes
 	cur.Complete = cur.closed || last.Max == maxSize
 	p.s.Transfers = append(p.s.Transfers, *cur)
+	cur.Rows = nil
 }
 
 func (p *logReader) flushAll() {

@@ -5,12 +5,12 @@ import (
 	"strings"
 )
 
+// A line at a level that can say a run failed is UCX's, after its "[time]
+// [host:pid:tid]" prefix (ucs/debug/log.c): " ucp_ep.c:1508 UCX  DIAG  ep
+// 0x7f1e...: error 'Input/output error' ...". A log pasted without the
+// prefix starts at "UCX". matchLevelLine reads it (log_match.go).
+
 var (
-	// levelLine is UCX's log line at a level that can say a run failed,
-	// after its "[time] [host:pid:tid]" prefix (ucs/debug/log.c): "
-	// ucp_ep.c:1508 UCX  DIAG  ep 0x7f1e...: error 'Input/output error'
-	// ...". A log pasted without the prefix starts at "UCX".
-	levelLine = regexp.MustCompile(`^\s*(?:(\S+:\d+)\s+)?UCX\s+(ERROR|DIAG|FATAL|WARN)\s+(.*?)\s*$`)
 	// handlerLine is what UCX's error handler prints of a transport
 	// error, "[host:pid:tid:tid] ib_mlx5_log.c:177  Local protection on
 	// mlx5_0:1/IB (synd 0x4 ...)" (uct_ib_mlx5_completion_with_err), or
@@ -25,8 +25,8 @@ var (
 // transport error UCX's handler printed; false when the line is neither.
 func (p *logReader) logError(n int, rank, line string) bool {
 	e := LogError{Line: n, Rank: rank}
-	if m := matchIf(line, "UCX", levelLine); m != nil {
-		e.Source, e.Level, e.Text = m[1], m[2], m[3]
+	if source, level, text, ok := matchLevelLine(line); ok {
+		e.Source, e.Level, e.Text = source, level, text
 	} else if m := matchIf(line, ".c:", handlerLine); m != nil && !wqeDetail.MatchString(m[3]) {
 		if rank == "" || strings.HasSuffix(rank, " ") {
 			rank += processOf(m[1])

@@ -152,8 +152,12 @@ func TestParseLogReadsTheMessageSizeAndRanges(t *testing.T) {
 		cell     string
 		min, max uint64
 	}{{"0", 0, 0}, {"1..22150", 1, 22150}, {"256K..inf", 256 << 10, maxSize}, {"26067..512K", 26067, 512 << 10}, {"0..4294967295", 0, 4294967295}} {
-		if r := newRow([]string{c.cell, "p"}); r.Min != c.min || r.Max != c.max {
+		p := &logReader{hotPath: hotPath{strs: map[string]string{}}}
+		if r := p.newRow([]string{c.cell, "p"}); r.Min != c.min || r.Max != c.max {
 			t.Errorf("%s: %d..%d", c.cell, r.Min, r.Max)
+		}
+		if r := p.newRowBytes([][]byte{[]byte(c.cell), []byte("p")}); r.Min != c.min || r.Max != c.max {
+			t.Errorf("%s as bytes: %d..%d", c.cell, r.Min, r.Max)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package ucx
 
 import (
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -14,30 +13,21 @@ import (
 
 const maxSize = math.MaxUint64 // "inf"
 
-var (
-	rangeCell = regexp.MustCompile(`^\d+[KMGT]?(?:\.\.(?:\d+[KMGT]?|inf))?$`)
-	// memWord is a memory type the header names after from, to or into:
-	// "from host memory", "from cuda/GPU0", "into cuda/GPU2 from
-	// cuda/dev[0]", "to cuda-managed".
-	memWord = regexp.MustCompile(`\b(from|into|to)\s+([a-z][a-z0-9-]*)\b`)
-)
-
 // memories are the memory types of a table's operation: the operation's
 // own buffer (what it sends from, or, for a fetch or get, what it reads
 // into) and the peer's, where the header names it.
 func memories(op string) (local, remote string) {
 	var from, to, into string
-	for _, m := range memWord.FindAllStringSubmatch(op, 4) {
-		w := m[2]
+	memWords(op, func(word, w string) {
 		switch {
-		case m[1] == "from" && from == "":
+		case word == "from" && from == "":
 			from = w
-		case m[1] == "to" && to == "":
+		case word == "to" && to == "":
 			to = w
-		case m[1] == "into" && into == "":
+		case word == "into" && into == "":
 			into = w
 		}
-	}
+	})
 	if into != "" {
 		return into, from
 	}
@@ -45,10 +35,10 @@ func memories(op string) (local, remote string) {
 }
 
 // newRow reads a row's cells: range, protocol, lanes.
-func newRow(cells []string) Row {
-	r := Row{Range: clip(cells[0]), Protocol: clip(cells[1])}
+func (p *logReader) newRow(cells []string) Row {
+	r := Row{Range: p.intern(clip(cells[0])), Protocol: p.intern(clip(cells[1]))}
 	if len(cells) > 2 {
-		r.Lanes = clip(cells[2])
+		r.Lanes = p.intern(clip(cells[2]))
 	}
 	lo, hi, _ := strings.Cut(cells[0], "..")
 	r.Min, _ = parseSize(lo)

@@ -165,10 +165,18 @@ func (l *Lines) strip(b []byte) []byte {
 // unprefixed reports that no prefix starts b, for most lines of a log and
 // without stripOne's call and loop: b starts with no byte a prefix starts
 // with, or with a letter and a name ([A-Za-z0-9_.-]*) followed by neither
-// a space nor ": ", as NCCL's "host:pid:tid" is. false means maybe.
+// ": " (as NCCL's "host:pid:tid" is) nor spaces and "| ". false means
+// maybe.
 func unprefixed(b []byte) bool {
 	if len(b) == 0 || !mayStartPrefix[b[0]] {
 		return true
+	}
+	if b[0] == '[' {
+		// "[1717282080.121144]" (UCX's time): no prefix. Of the two
+		// that start with "[", mpirun's has a "," after its digits
+		// and torchrun's a letter after "[".
+		d := digitsLen(b, 1)
+		return d > 0 && !hasAt(b, 1+d, ",")
 	}
 	if !isAlnum(b[0]) || isDigit(b[0]) {
 		return false
@@ -177,13 +185,29 @@ func unprefixed(b []byte) bool {
 	for i < len(b) && isNameByte[b[i]] {
 		i++
 	}
-	return i < len(b) && !isSpace(b[i]) && (b[i] != ':' || i+1 < len(b) && b[i+1] != ' ')
+	if i < len(b) && isSpace(b[i]) {
+		// "CUDA device 0: ...": compose's "svc-1  | " only when a "| "
+		// follows the spaces.
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		return !hasAt(b, i, "| ")
+	}
+	return i < len(b) && (b[i] != ':' || i+1 < len(b) && b[i+1] != ' ')
 }
 
 // Tag is the prefix of the line last returned: its family and the rank or
 // host it named; zero when the line had none. Like the line, it is valid
 // until the next call to Next.
 func (l *Lines) Tag() Tag { return l.pfx.last.tag() }
+
+// TagIs reports whether the prefix of the line last returned is t, without
+// making Tag's strings: a parser that names each line's rank keeps the
+// last Tag and makes a new one only when this says it changed.
+func (l *Lines) TagIs(t Tag) bool {
+	s := l.pfx.last
+	return familyNames[s.family] == t.Family && string(s.rank) == t.Rank && string(s.host) == t.Host
+}
 
 // Prefix is the family of prefix most lines of the input had, "" when none
 // had one. Output interleaved from several ranks shares one family.

@@ -166,7 +166,7 @@ func regexpStripOne(line []byte) ([]byte, Tag, bool) {
 // prefixSeeds are lines at the edges of each matcher: one byte short,
 // one byte off, nested, and each family's shape.
 var prefixSeeds = []string{
-	"[1,3]<stdout>:# x", "[1,3]<stdout>: # x", "[1,3]<stdin>:x", "[1,]<stdout>:x", "[,1]<stdout>:x", "[12,34]<stderr>:", "[1,3]<stdout>",
+	"[1717282080.121144] [h:1:0] x", "CUDA device 0: x", "svc  | x", "svc  |x", "svc 	", "svc", "a  b | c", "[1,3]<stdout>:# x", "[12", "[1", "[1.", "[1,", "[1,3]<stdout>: # x", "[1,3]<stdin>:x", "[1,]<stdout>:x", "[,1]<stdout>:x", "[12,34]<stderr>:", "[1,3]<stdout>",
 	"[rank0]:x", "[rank0]: x", "[default12]:x", "[rank]:x", "[rank0]x", "[defaultx]:x",
 	"(head, rank=0, pid=3808) x", "(pid=1) x", "(xpid=1) x", "(a pid=) x", "(pid=1)x", "(a (pid=1) x", "(_rank=1 pid=2) x", "(rank=1x, rank=2 pid=3) x", "(pid=1 rank=",
 	"2024-05-01T10:00:00Z x", "2024-05-01T10:00:00.123456789Z x", "2024-05-01T10:00:00.Z x", "2024-05-01T10:00:00+01:00 x", "2024-05-01T10:00:00-0100 x", "2024-05-01T10:00:00Z", "2024-05-01T10:00:00.5+01:00 [1,1]<stdout>:x",
