@@ -142,10 +142,22 @@ runs.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rec := &recording{samples: map[string][]float64{}}
+			// A node that cannot be recorded is named once the runs are
+			// read through: a file that cannot be read, or that reports
+			// another node, is named first, as it is by every reader.
+			var refused error
 			for _, dir := range args {
-				if err := scanResults(dir, func(n results.Node) error { return rec.add(dir, n) }); err != nil {
+				if err := scanResults(dir, func(n results.Node) error {
+					if err := rec.add(dir, n); err != nil && refused == nil {
+						refused = err
+					}
+					return nil
+				}); err != nil {
 					return err
 				}
+			}
+			if refused != nil {
+				return refused
 			}
 			samples, facts, bar1, nodes := rec.samples, rec.facts, rec.bar1, rec.nodes
 			if facts == nil {
