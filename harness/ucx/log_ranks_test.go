@@ -1,6 +1,8 @@
 package ucx
 
 import (
+	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -198,5 +200,26 @@ func TestParseLogKeepsUCXErrorLines(t *testing.T) {
 	}
 	if s := parse(t, read1(corpusDir+"ucx9515-osu_bw-DD-gpu-rdma-diag-input-output-error-local-protection.txt")); s.Errors[1].Rank != "a670n1:162239" {
 		t.Errorf("handler line's process %q", s.Errors[1].Rank)
+	}
+}
+
+// ucx_perftest's "| Message size: 4194304 |" header is read behind every
+// launcher's prefix, srun -l's and pdsh's too (before, only mpirun's), so
+// such a log is judged by the rows of the size it moved.
+func TestMessageSizeIsReadBehindEveryLauncherPrefix(t *testing.T) {
+	b, err := os.ReadFile(h200IPCSrv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range []string{"", "0: ", "[1,0]<stdout>:", "gpu-node01: ", "[rank0]:"} {
+		var in strings.Builder
+		for _, l := range strings.SplitAfter(string(b), "\n") {
+			if l != "" {
+				in.WriteString(prefix + l)
+			}
+		}
+		if s := parse(t, in.String()); !slices.Equal(s.MessageSizes, []uint64{4194304}) {
+			t.Errorf("prefix %q: message sizes %v, want [4194304]", prefix, s.MessageSizes)
+		}
 	}
 }

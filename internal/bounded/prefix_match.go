@@ -151,14 +151,16 @@ var isNameByte = func() (t [256]bool) {
 
 // isToolLine is what follows an "N: " or "host: " prefix when it is one:
 // a "#" header or footer, a table row, an NCCL "host:pid:tid" line,
-// "NCCL version", a perftest banner or dashed line, or a UCX line
+// "NCCL version", a perftest banner or dashed line, a UCX line
 // ("[1700000000.000001] [host:pid:tid]", or its error handler's
-// "[host:pid:tid:tid]") —
+// "[host:pid:tid:tid]"), or a line of ucx_perftest's own tables ("| Message
+// size: 4194304 |", a "+----------" border) —
 //
 //	^(?:#|\s*\d+\s+\d+\s|\s*-{10}|\s*#bytes|\s*RDMA_|[^\s:]+:\d+:\d+ \[|NCCL version|\s*\*{5}|
-//	  \[\d+\.\d+\]\s+\[[^\]]*\]|\[[^\]\s:]+:\d+\s*:\d+:\d+\])
+//	  \[\d+\.\d+\]\s+\[[^\]]*\]|\[[^\]\s:]+:\d+\s*:\d+:\d+\]|\| |\+-{10})
 func isToolLine(b []byte) bool {
-	if hasAt(b, 0, "#") || hasAt(b, 0, "NCCL version") || isHostPidTidBracket(b) || isUCXStamp(b) || isUCXHandler(b) {
+	if hasAt(b, 0, "#") || hasAt(b, 0, "NCCL version") || hasAt(b, 0, "| ") || hasAt(b, 0, "+----------") ||
+		isHostPidTidBracket(b) || isUCXStamp(b) || isUCXHandler(b) {
 		return true
 	}
 	i := 0

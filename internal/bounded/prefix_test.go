@@ -101,7 +101,7 @@ var (
 	composeRe  = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*)\s+\| `)
 	srunRe     = regexp.MustCompile(`^(\d+): `)
 	pdshRe     = regexp.MustCompile(`^([A-Za-z0-9][A-Za-z0-9_.-]*): `)
-	toolLineRe = regexp.MustCompile(`^(?:#|\s*\d+\s+\d+\s|\s*-{10}|\s*#bytes|\s*RDMA_|[^\s:]+:\d+:\d+ \[|NCCL version|\s*\*{5}|\[\d+\.\d+\]\s+\[[^\]]*\]|\[[^\]\s:]+:\d+\s*:\d+:\d+\])`)
+	toolLineRe = regexp.MustCompile(`^(?:#|\s*\d+\s+\d+\s|\s*-{10}|\s*#bytes|\s*RDMA_|[^\s:]+:\d+:\d+ \[|NCCL version|\s*\*{5}|\[\d+\.\d+\]\s+\[[^\]]*\]|\[[^\]\s:]+:\d+\s*:\d+:\d+\]|\| |\+-{10})`)
 )
 
 func regexpStripPrefix(line []byte) ([]byte, Tag) {
