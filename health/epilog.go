@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
@@ -150,15 +149,4 @@ func skipDeep(o EpilogOptions, t time.Time) string {
 		return ""
 	}
 	return "the deep result of " + d.At.UTC().Format(time.RFC3339) + " still speaks for the node"
-}
-
-// reportName is the name the node reports under, as the runner picks it.
-func reportName(flag string) string {
-	for _, n := range []string{flag, os.Getenv("SLURMD_NODENAME")} {
-		if n != "" {
-			return n
-		}
-	}
-	h, _ := os.Hostname()
-	return h
 }

@@ -96,10 +96,10 @@ func Prolog(ctx context.Context, o PrologOptions) PrologOutcome {
 	var sel *runner.GPUSelectionError
 	switch {
 	case errors.As(err, &sel):
-		rec.Node = reportName(o.NodeName)
+		rec.Node = runner.NodeName(o.NodeName, "")
 		rec.Verdict = judge.MissingJobGPU(rec.Node, sel)
 	case err != nil:
-		rec.Node = reportName(o.NodeName)
+		rec.Node = runner.NodeName(o.NodeName, "")
 		rec.Verdict = unevaluable(rec.Node, err)
 	default:
 		rec.Node = res.Nodes[0].Name

@@ -9,7 +9,9 @@ import (
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
-func nodeName(flag, hostname string) string {
+// NodeName is the name a node reports under: flag (--node-name), else
+// $SLURMD_NODENAME, else hostname (the recording's; "" is this host's).
+func NodeName(flag, hostname string) string {
 	for _, n := range []string{flag, os.Getenv("SLURMD_NODENAME"), hostname} {
 		if n != "" {
 			return n

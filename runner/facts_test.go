@@ -23,8 +23,8 @@ func TestNodeNameTakesTheFlagThenSlurmThenTheHostName(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("SLURMD_NODENAME", tc.slurm)
-			if got := nodeName(tc.flag, tc.hostname); got != tc.want {
-				t.Errorf("nodeName(%q, %q) with SLURMD_NODENAME=%q = %q, want %q", tc.flag, tc.hostname, tc.slurm, got, tc.want)
+			if got := NodeName(tc.flag, tc.hostname); got != tc.want {
+				t.Errorf("NodeName(%q, %q) with SLURMD_NODENAME=%q = %q, want %q", tc.flag, tc.hostname, tc.slurm, got, tc.want)
 			}
 		})
 	}

@@ -162,7 +162,7 @@ func (e *GPUSelectionError) Unwrap() error { return e.Err }
 // hostUnreadable makes n the entry of a node whose host root cannot be
 // opened: unevaluable, saying why.
 func hostUnreadable(opt Options, n *results.Node, err error) {
-	n.Name = nodeName(opt.NodeName, "")
+	n.Name = NodeName(opt.NodeName, "")
 	n.Status = results.NodeUnevaluable
 	// Named as the user gave it, not as the temporary directory an
 	// archive was unpacked to.
@@ -246,7 +246,7 @@ type nodeRun struct {
 // the suites' verdicts.
 func (r *nodeRun) run() error {
 	ev, n := r.ev, r.n
-	n.Name = nodeName(r.opt.NodeName, ev.Host.Hostname)
+	n.Name = NodeName(r.opt.NodeName, ev.Host.Hostname)
 	n.Facts, n.GPUs = facts(ev), gpus(ev)
 	if b, err := json.Marshal(ev); err == nil {
 		n.Evidence = b

@@ -12,6 +12,7 @@ import (
 	"github.com/gdrcheck/gdrcheck/health"
 	"github.com/gdrcheck/gdrcheck/reports"
 	"github.com/gdrcheck/gdrcheck/results"
+	"github.com/gdrcheck/gdrcheck/runner"
 	"github.com/gdrcheck/gdrcheck/slurm"
 )
 
@@ -174,7 +175,7 @@ func (e *epilogOptions) run(cmd *cobra.Command, o *options) error {
 	defer done()
 	ctx, cancel := context.WithTimeoutCause(cmd.Context(), e.timeout, fmt.Errorf("gdrcheck epilog's time box (--timeout %s)", e.timeout))
 	defer cancel()
-	node, job := nodeNameFor(e.nodeName), os.Getenv("SLURM_JOB_ID")
+	node, job := runner.NodeName(e.nodeName, ""), os.Getenv("SLURM_JOB_ID")
 	out, err := health.Epilog(ctx, health.EpilogOptions{
 		DeepOptions: health.DeepOptions{HostRoot: root, HostLabel: o.hostRoot, NodeName: e.nodeName,
 			Timeout: e.timeout, Version: version, Args: os.Args[1:]},

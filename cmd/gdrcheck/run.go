@@ -156,9 +156,9 @@ func (r *runOptions) run(cmd *cobra.Command, o *options) error {
 	}
 	// Under srun every node writes its own directory and textfile:
 	// {node} is this node's name.
-	r.nodeName = strings.ReplaceAll(r.nodeName, "{node}", nodeNameFor(""))
-	r.out = strings.ReplaceAll(r.out, "{node}", nodeNameFor(r.nodeName))
-	r.promTextfile = strings.ReplaceAll(r.promTextfile, "{node}", nodeNameFor(r.nodeName))
+	r.nodeName = strings.ReplaceAll(r.nodeName, "{node}", runner.NodeName("", ""))
+	r.out = strings.ReplaceAll(r.out, "{node}", runner.NodeName(r.nodeName, ""))
+	r.promTextfile = strings.ReplaceAll(r.promTextfile, "{node}", runner.NodeName(r.nodeName, ""))
 	if err := os.MkdirAll(r.out, 0o755); err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}
@@ -368,17 +368,6 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// nodeNameFor is the name a node reports under, as the runner picks it.
-func nodeNameFor(flag string) string {
-	for _, n := range []string{flag, os.Getenv("SLURMD_NODENAME")} {
-		if n != "" {
-			return n
-		}
-	}
-	h, _ := os.Hostname()
-	return h
 }
 
 // printPaths says where the reports are.
