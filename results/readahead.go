@@ -11,11 +11,12 @@ func ReadAhead(paths []string) (next func(i int) (*Results, error), stop func())
 	return ReadAheadFunc(len(paths), func(i int) (*Results, error) { return Read(paths[i]) })
 }
 
-// ReadAheadFunc is ReadAhead over n documents that read(i) reads (a job
-// directory's, through its root).
-func ReadAheadFunc(n int, readOne func(i int) (*Results, error)) (next func(i int) (*Results, error), stop func()) {
+// ReadAheadFunc is ReadAhead over n values that readOne(i) reads: a job
+// directory's documents through its root, or the nodes a comparison reads
+// and judges.
+func ReadAheadFunc[T any](n int, readOne func(i int) (T, error)) (next func(i int) (T, error), stop func()) {
 	type read struct {
-		r   *Results
+		v   T
 		err error
 	}
 	slots := make([]chan read, n)
@@ -32,15 +33,15 @@ func ReadAheadFunc(n int, readOne func(i int) (*Results, error)) (next func(i in
 				return
 			}
 			go func() {
-				r, err := readOne(i)
-				slots[i] <- read{r, err}
+				v, err := readOne(i)
+				slots[i] <- read{v, err} // buffered: never blocks
 			}()
 		}
 	}()
-	next = func(i int) (*Results, error) {
+	next = func(i int) (T, error) {
 		x := <-slots[i]
 		<-window
-		return x.r, x.err
+		return x.v, x.err
 	}
 	stopped := false
 	stop = func() {

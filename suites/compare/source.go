@@ -2,7 +2,6 @@ package compare
 
 import (
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
@@ -146,37 +145,14 @@ func (m mem) Node(name string) (results.Node, bool, error) {
 // inOrder runs f(0), f(1) ... f(n-1) on every CPU, a few ahead of use,
 // which takes each result in order; the first error ends it.
 func inOrder[T any](n int, f func(i int) (T, error), use func(T)) error {
-	type result struct {
-		v   T
-		err error
-	}
-	slots := make([]chan result, n)
-	for i := range slots {
-		slots[i] = make(chan result, 1)
-	}
-	window := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for i := range n {
-			select {
-			case window <- struct{}{}:
-			case <-done:
-				return
-			}
-			go func() {
-				v, err := f(i)
-				slots[i] <- result{v, err} // buffered: never blocks
-			}()
-		}
-	}()
+	next, stop := results.ReadAheadFunc(n, f)
+	defer stop()
 	for i := range n {
-		r := <-slots[i]
-		<-window
-		if r.err != nil {
-			return r.err
+		v, err := next(i)
+		if err != nil {
+			return err
 		}
-		use(r.v)
+		use(v)
 	}
 	return nil
 }
