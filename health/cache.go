@@ -2,20 +2,15 @@ package health
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/harness/node"
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
-	"github.com/gdrcheck/gdrcheck/internal/dirlock"
 	"github.com/gdrcheck/gdrcheck/results"
 )
 
@@ -142,23 +137,12 @@ type deepDoc struct {
 // is none (or one of another format). Reading needs no lock: StoreDeep
 // renames a whole file into place.
 func LoadDeep(dir string) (Deep, bool, error) {
-	path := filepath.Join(dir, DeepFile)
-	b, err := readStateFile(dir, DeepFile, deepLimit)
-	if errors.Is(err, os.ErrNotExist) {
-		return Deep{}, false, nil
-	}
-	if err != nil {
+	var doc deepDoc
+	if ok, err := readDoc(dir, DeepFile, deepLimit, &doc); !ok || doc.Schema != deepSchema {
 		return Deep{}, false, err
 	}
-	var doc deepDoc
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return Deep{}, false, fmt.Errorf("reading %q: %w", path, err)
-	}
-	if doc.Schema != deepSchema {
-		return Deep{}, false, nil
-	}
 	if doc.Action != "" && !doc.Action.Valid() {
-		return Deep{}, false, fmt.Errorf("reading %q: action %q is not one of %v", path, doc.Action, results.Actions)
+		return Deep{}, false, fmt.Errorf("reading %q: action %q is not one of %v", filepath.Join(dir, DeepFile), doc.Action, results.Actions)
 	}
 	return doc.Deep, true, nil
 }
@@ -171,58 +155,12 @@ func StoreDeep(ctx context.Context, dir string, d Deep, progress io.Writer) erro
 	if d.Action != "" && !d.Action.Valid() {
 		return fmt.Errorf("storing the deep result: action %q is not one of %v", d.Action, results.Actions)
 	}
-	if err := ensureStateDir(dir); err != nil {
-		return err
-	}
-	l, err := dirlock.Acquire(ctx, dir, lockWait, progress)
-	if err != nil {
-		return err
-	}
-	defer l.Release()
-	return storeDeepLocked(dir, d)
+	return underLock(ctx, dir, progress, func() error { return storeDeepLocked(dir, d) })
 }
 
 // storeDeepLocked is StoreDeep for a caller that holds dir's lock.
 func storeDeepLocked(dir string, d Deep) error {
-	b, err := json.MarshalIndent(deepDoc{Schema: deepSchema, Deep: d}, "", "  ")
-	if err != nil {
-		return fmt.Errorf("storing the deep result: %w", err)
-	}
-	return results.WriteFile(filepath.Join(dir, DeepFile), append(b, '\n'))
-}
-
-// ensureStateDir makes the state directory, readable by root alone,
-// where it is missing (packages create it: examples/).
-func ensureStateDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("state directory %q: %w", dir, err)
-	}
-	return nil
-}
-
-// readStateFile reads name in the state directory through os.Root, so a
-// link planted there under the name never leads the read elsewhere, and
-// non-blocking, so a FIFO in its place cannot hang the run.
-func readStateFile(dir, name string, lim bounded.Limit) ([]byte, error) {
-	path := filepath.Join(dir, name)
-	r, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, fmt.Errorf("state directory %q: %w", dir, err)
-	}
-	defer r.Close()
-	f, err := r.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fmt.Errorf("reading %q: %w", path, err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("reading %q: not a regular file", path)
-	}
-	b, err := bounded.ReadAll(f, lim)
-	if err != nil {
-		return nil, fmt.Errorf("reading %q: %w", path, err)
-	}
-	return b, nil
+	return writeDoc(dir, DeepFile, "the deep result", deepDoc{Schema: deepSchema, Deep: d})
 }
 
 // DeepOf is the cache entry for a deep run's results on the node whose

@@ -2,17 +2,12 @@ package health
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/gdrcheck/gdrcheck/internal/bounded"
-	"github.com/gdrcheck/gdrcheck/internal/dirlock"
 	"github.com/gdrcheck/gdrcheck/results"
 	"github.com/gdrcheck/gdrcheck/slurm"
 	judge "github.com/gdrcheck/gdrcheck/suites/health"
@@ -80,19 +75,9 @@ type prologDoc struct {
 // LoadProlog reads the last prolog's record in the state directory dir;
 // false when there is none (or one of another format).
 func LoadProlog(dir string) (PrologRecord, bool, error) {
-	b, err := readStateFile(dir, PrologFile, prologLimit)
-	if errors.Is(err, os.ErrNotExist) {
-		return PrologRecord{}, false, nil
-	}
-	if err != nil {
-		return PrologRecord{}, false, err
-	}
 	var doc prologDoc
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return PrologRecord{}, false, fmt.Errorf("reading %q: %w", filepath.Join(dir, PrologFile), err)
-	}
-	if doc.Schema != prologSchema {
-		return PrologRecord{}, false, nil
+	if ok, err := readDoc(dir, PrologFile, prologLimit, &doc); !ok || doc.Schema != prologSchema {
+		return PrologRecord{}, false, err
 	}
 	return doc.PrologRecord, true, nil
 }
@@ -100,19 +85,9 @@ func LoadProlog(dir string) (PrologRecord, bool, error) {
 // StoreProlog writes r as the prolog record in dir under the directory's
 // lock, atomically, as StoreDeep does.
 func StoreProlog(ctx context.Context, dir string, r PrologRecord, progress io.Writer) error {
-	if err := ensureStateDir(dir); err != nil {
-		return err
-	}
-	l, err := dirlock.Acquire(ctx, dir, lockWait, progress)
-	if err != nil {
-		return err
-	}
-	defer l.Release()
-	b, err := json.MarshalIndent(prologDoc{Schema: prologSchema, PrologRecord: r}, "", "  ")
-	if err != nil {
-		return fmt.Errorf("storing the prolog record: %w", err)
-	}
-	return results.WriteFile(filepath.Join(dir, PrologFile), append(b, '\n'))
+	return underLock(ctx, dir, progress, func() error {
+		return writeDoc(dir, PrologFile, "the prolog record", prologDoc{Schema: prologSchema, PrologRecord: r})
+	})
 }
 
 // prologDrain is the decision for a node a failed prolog drained, where

@@ -1,10 +1,7 @@
 package health
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -58,32 +55,17 @@ type stateDoc struct {
 // LoadState reads the state file of dir; false where there is none yet
 // (or one of another format, read as none: the next run starts over).
 func LoadState(dir string) (State, bool, error) {
-	path := filepath.Join(dir, StateFile)
-	b, err := readStateFile(dir, StateFile, stateLimit)
-	if errors.Is(err, os.ErrNotExist) {
-		return State{}, false, nil
-	}
-	if err != nil {
+	var doc stateDoc
+	if ok, err := readDoc(dir, StateFile, stateLimit, &doc); !ok || doc.Schema != stateSchema {
 		return State{}, false, err
 	}
-	var doc stateDoc
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return State{}, false, fmt.Errorf("reading %q: %w", path, err)
-	}
-	if doc.Schema != stateSchema {
-		return State{}, false, nil
-	}
 	if doc.Action != "" && !doc.Action.Valid() {
-		return State{}, false, fmt.Errorf("reading %q: action %q is not one of %v", path, doc.Action, results.Actions)
+		return State{}, false, fmt.Errorf("reading %q: action %q is not one of %v", filepath.Join(dir, StateFile), doc.Action, results.Actions)
 	}
 	return doc.State, true, nil
 }
 
 // storeStateLocked writes s atomically; the caller holds dir's lock.
 func storeStateLocked(dir string, s State) error {
-	b, err := json.MarshalIndent(stateDoc{Schema: stateSchema, State: s}, "", "  ")
-	if err != nil {
-		return fmt.Errorf("storing the health state: %w", err)
-	}
-	return results.WriteFile(filepath.Join(dir, StateFile), append(b, '\n'))
+	return writeDoc(dir, StateFile, "the health state", stateDoc{Schema: stateSchema, State: s})
 }
