@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"unicode/utf8"
+
+	"github.com/gdrcheck/gdrcheck/internal/bounded"
 )
 
 // The hot path of Parse: rows, separators, empty lines and the lines
@@ -14,7 +16,7 @@ import (
 
 // lineBytes reads one line as line(string(b)) would.
 func (p *parser) lineBytes(b []byte) {
-	t := trimASCII(b)
+	t := bounded.TrimASCII(b)
 	if len(t) == 0 {
 		return
 	}
@@ -139,14 +141,14 @@ func (p *parser) rowBytes(t []byte) rowResult {
 			continue
 		case t[i] >= utf8.RuneSelf:
 			return rowNotASCII
-		case asciiSpace(t[i]):
+		case bounded.IsASCIISpace(t[i]):
 			i++
 			continue
 		}
 		start := i
 		for {
 			i = fieldEnd(t, i)
-			if i == len(t) || asciiSpace(t[i]) {
+			if i == len(t) || bounded.IsASCIISpace(t[i]) {
 				break
 			}
 			if t[i] >= utf8.RuneSelf {
@@ -202,17 +204,3 @@ func fieldEnd(t []byte, i int) int {
 	}
 	return i
 }
-
-// trimASCII is b without the ASCII spaces strings.TrimSpace trims.
-func trimASCII(b []byte) []byte {
-	i, j := 0, len(b)
-	for i < j && asciiSpace(b[i]) {
-		i++
-	}
-	for j > i && asciiSpace(b[j-1]) {
-		j--
-	}
-	return b[i:j]
-}
-
-func asciiSpace(c byte) bool { return c == ' ' || '\t' <= c && c <= '\r' }

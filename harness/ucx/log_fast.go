@@ -124,7 +124,7 @@ var (
 //
 // ucx is false where the line is known to hold no "UCX".
 func (p *logReader) tableLine(n int, rank string, b []byte, ucx bool) bool {
-	t := trimASCII(b)
+	t := bounded.TrimASCII(b)
 	if len(t) == 0 || t[len(t)-1] >= utf8.RuneSelf {
 		return false
 	}
@@ -182,7 +182,7 @@ func (p *logReader) splitCells(row []byte) ([][]byte, bool) {
 		if i >= 0 {
 			cell = row[:i]
 		}
-		c := trimASCII(cell)
+		c := bounded.TrimASCII(cell)
 		if len(c) > 0 && (c[0] >= utf8.RuneSelf || c[len(c)-1] >= utf8.RuneSelf) {
 			return nil, false
 		}
@@ -210,17 +210,3 @@ func (p *logReader) newRowBytes(cells [][]byte) Row {
 	}
 	return r
 }
-
-// trimASCII is b without the ASCII spaces strings.TrimSpace trims.
-func trimASCII(b []byte) []byte {
-	i, j := 0, len(b)
-	for i < j && asciiSpace(b[i]) {
-		i++
-	}
-	for j > i && asciiSpace(b[j-1]) {
-		j--
-	}
-	return b[i:j]
-}
-
-func asciiSpace(c byte) bool { return c == ' ' || '\t' <= c && c <= '\r' }

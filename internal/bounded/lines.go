@@ -136,3 +136,22 @@ func (l *Lines) Skipped() string {
 	}
 	return ""
 }
+
+// TrimASCII is b without the ASCII spaces bytes.TrimSpace trims at its
+// ends: the parsers' hot paths read a line's ends as bytes, and leave a
+// line ending in another byte to their slow path, where TrimSpace trims
+// Unicode spaces too.
+func TrimASCII(b []byte) []byte {
+	i, j := 0, len(b)
+	for i < j && IsASCIISpace(b[i]) {
+		i++
+	}
+	for j > i && IsASCIISpace(b[j-1]) {
+		j--
+	}
+	return b[i:j]
+}
+
+// IsASCIISpace is c one of the ASCII spaces unicode.IsSpace holds (' ',
+// '\t', '\n', '\v', '\f', '\r').
+func IsASCIISpace(c byte) bool { return c == ' ' || '\t' <= c && c <= '\r' }
