@@ -62,17 +62,7 @@ func TestASysfsOnlyTreeGivesTheWholeMapAndNamesNVMLsAbsence(t *testing.T) {
 }
 
 func TestTheVersionMismatchNodeNamesBothVersionsAndTheReload(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := nodetest.NVMLVersionMismatch(dir); err != nil {
-		t.Fatal(err)
-	}
-	h, err := node.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := node.DefaultSources(h)
-	ev := node.Collect(h, src)
-	ev.ProbeGPUDirect(src.GPUDirect, src.GPUDirectErr)
+	ev := nodetest.Probed(t, nodetest.NVMLVersionMismatch)
 	if err := ev.Fatal(); err != nil {
 		t.Fatalf("fatal: %v", err)
 	}

@@ -11,14 +11,7 @@ import (
 
 func probedFixture(t *testing.T, name string) *node.Evidence {
 	t.Helper()
-	h, err := node.Open(nodetest.Extracted(t, "../../fixtures/nodes/"+name+".ttar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := node.DefaultSources(h)
-	ev := node.Collect(h, src)
-	ev.ProbeGPUDirect(src.GPUDirect, src.GPUDirectErr)
-	return ev
+	return nodetest.ProbedRoot(t, nodetest.Extracted(t, "../../fixtures/nodes/"+name+".ttar"))
 }
 
 func TestSelectGPUsReadsSlurmsHostIndicesAndCUDAsUUIDs(t *testing.T) {

@@ -15,7 +15,14 @@ func Probed(t testing.TB, build func(dir string) (*Tree, error)) *node.Evidence 
 	if _, err := build(dir); err != nil {
 		t.Fatal(err)
 	}
-	h, err := node.Open(dir)
+	return ProbedRoot(t, dir)
+}
+
+// ProbedRoot collects and probes the node whose tree is root (built, or a
+// recording Extracted) as Probed does.
+func ProbedRoot(t testing.TB, root string) *node.Evidence {
+	t.Helper()
+	h, err := node.Open(root)
 	if err != nil {
 		t.Fatal(err)
 	}
