@@ -58,8 +58,8 @@ func startHealthLoop(t *testing.T) *healthLoop {
 		l.roots[f] = dir
 	}
 	pid := os.Getpid()
-	// Its own cluster, apart from the one the submit tests share (ports
-	// 30000-54999): the hooks are slurm.conf's, set at start.
+	// Its own cluster, apart from the one the submit tests share: the
+	// hooks are slurm.conf's, set at start.
 	stateDir := fmt.Sprintf("/tmp/gdrcheck-slurm-hl-%d", pid)
 	for k := 1; k <= loopNodes; k++ {
 		l.plant["node"+strconv.Itoa(k)] = "h100x8-nvswitch-cx7-pix"
@@ -71,8 +71,14 @@ func startHealthLoop(t *testing.T) *healthLoop {
 	l.c = &localcluster.Cluster{StateDir: stateDir}
 	l.writeEnv()
 	began := time.Now()
+	// A seed apart from the submit tests' pid keeps the two clusters of
+	// one test binary from trying the same window first.
+	port, err := localcluster.FreePorts(pid+7919, loopNodes+1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	c, err := localcluster.Start(context.Background(), localcluster.Options{
-		StateDir: stateDir, Port: 55000 + pid%800*12, Nodes: loopNodes, Install: true,
+		StateDir: stateDir, Port: port, Nodes: loopNodes, Install: true,
 		Hooks: localcluster.Hooks{
 			Health:          bin + " health --resume-after " + strconv.Itoa(resumeAfter) + " --breaker-percent 20 --breaker-window 1h",
 			HealthInterval:  healthInterval,

@@ -47,8 +47,13 @@ func slurmCluster(t *testing.T) *localcluster.Cluster {
 		// A cluster of this process's own: test binaries of other
 		// packages or checkouts may run at the same time.
 		pid := os.Getpid()
+		port, err := localcluster.FreePorts(pid, 5)
+		if err != nil {
+			clusterErr = err
+			return
+		}
 		cluster, clusterErr = localcluster.Start(context.Background(), localcluster.Options{
-			StateDir: fmt.Sprintf("/tmp/gdrcheck-slurm-e2e-%d", pid), Port: 30000 + pid%5000*5, Nodes: 4, Install: true,
+			StateDir: fmt.Sprintf("/tmp/gdrcheck-slurm-e2e-%d", pid), Port: port, Nodes: 4, Install: true,
 		})
 	})
 	if clusterErr != nil {

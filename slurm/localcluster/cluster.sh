@@ -203,6 +203,18 @@ port_open() {
 # slurm runs a client command against this cluster only.
 slurm() { SLURM_CONF=$conf "$@"; }
 
+# port_taken PORT: a socket holds PORT, listening or as the local end of a
+# connection (an outgoing one inside the ephemeral range may hold it; slurmd
+# then cannot bind it). TIME-WAIT does not count: slurmd binds with
+# SO_REUSEADDR.
+port_taken() {
+	if command -v ss >/dev/null; then
+		[[ -n $(ss -tanH "sport = :$1" 2>/dev/null | grep -v '^TIME-WAIT') ]]
+	else
+		port_open "$1"
+	fi
+}
+
 ctld_up() {
 	local cport
 	pid_of "$run/slurmctld.pid" slurmctld >/dev/null || return 1
@@ -508,7 +520,7 @@ cmd_start() {
 	stop_cluster keep-munged
 	local t1=$EPOCHREALTIME p
 	for ((p = port; p <= port + nodes; p++)); do
-		! port_open "$p" || die "port $p on 127.0.0.1 is in use ($(ss -ltnpH "sport = :$p" 2>/dev/null | awk '{print $NF}')); pick another with --port"
+		! port_taken "$p" || die "port $p on 127.0.0.1 is in use ($(ss -tanpH "sport = :$p" 2>/dev/null | awk '{print $1, $NF}' | head -1)); pick another with --port"
 	done
 	rm -rf "$state_dir/ctld" "$state_dir/spool" "$logs.prev"
 	[[ ! -d $logs ]] || mv "$logs" "$logs.prev"
