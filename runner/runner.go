@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -294,7 +295,11 @@ func (r *nodeRun) benchmarks() {
 	sc.UCXOrMPI, sc.UCXOrMPILooked = mpi.Installed(h.Root(), h.Live(), bench.BuildFacts{}), true
 	var mpiBench []results.Run
 	if slices.Contains(opt.Suites, "mpi") {
-		f := mpi.Collect(h.Root(), h.Live(), h.GDRCopy(), bench.BuildFacts{Ctx: opt.Ctx, Timeout: opt.MPIFactsTimeout})
+		facts := bench.BuildFacts{Ctx: opt.Ctx, Timeout: opt.MPIFactsTimeout}
+		if opt.UCXPerftest != "" {
+			facts.UCXDir = filepath.Dir(opt.UCXPerftest)
+		}
+		f := mpi.Collect(h.Root(), h.Live(), h.GDRCopy(), facts)
 		sc.MPI = &f
 		printMisbuilds(opt.Progress, f, nicNames(ev))
 		if ev.Fatal() == nil {

@@ -23,15 +23,30 @@ type BuildFacts struct {
 	// Ctx kills a command early (SIGINT, SIGTERM): its process group is
 	// not the terminal's, so only gdrcheck can; nil never does.
 	Ctx context.Context
+	// UCXDir is the directory of the ucx_perftest the mpi suite was
+	// given (--ucx-perftest): the ucx_info there, where there is one,
+	// describes the UCX that pair runs on and is run before PATH's (a
+	// UCX built --with-cuda under /opt beside the distribution's).
+	UCXDir string
 }
 
 // commandTimeout bounds each command: ompi_info opens every component.
 const commandTimeout = 60 * time.Second
 
-// Look finds name on PATH; "" when it is not there.
-func (BuildFacts) Look(name string) string {
-	p, _ := find("", name)
+// Look finds name on PATH (ucx_info in UCXDir first); "" when it is
+// not there.
+func (b BuildFacts) Look(name string) string {
+	p, _ := b.lookup(name)
 	return p
+}
+
+func (b BuildFacts) lookup(name string) (string, bool) {
+	if name == "ucx_info" && b.UCXDir != "" {
+		if p, ok := find(b.UCXDir, name); ok {
+			return p, true
+		}
+	}
+	return find("", name)
 }
 
 // capWriter keeps the first lim bytes written and counts the rest.
@@ -51,12 +66,12 @@ func (w *capWriter) Write(p []byte) (int, error) {
 	return w.buf.Write(p)
 }
 
-// Run runs argv found on PATH, its output capped; a command not found
-// comes back with no Path.
+// Run runs argv found as Look finds it, its output capped; a command
+// not found comes back with no Path.
 func (b BuildFacts) Run(argv []string) mpi.Command {
 	c := mpi.Command{Argv: argv}
-	p, err := exec.LookPath(argv[0])
-	if err != nil {
+	p, ok := b.lookup(argv[0])
+	if !ok {
 		return c
 	}
 	c.Path = p
@@ -75,7 +90,7 @@ func (b BuildFacts) Run(argv []string) mpi.Command {
 	var stderr capWriter
 	stderr.lim = 64 << 10
 	cmd.Stdout, cmd.Stderr = out, &stderr
-	err = run(cmd)
+	err := run(cmd)
 	c.Output = out.buf.String()
 	switch {
 	case parent.Err() != nil:

@@ -99,3 +99,41 @@ func TestAnOMPIInfoThatLeavesAChildHoldingStdoutIsNotWaitedFor(t *testing.T) {
 		t.Error("the child holding ompi_info's stdout outlived it")
 	}
 }
+
+// The ucx_info beside the ucx_perftest the suite was given describes the
+// UCX that pair runs on, so it is the one judged, not the distribution's
+// on PATH (a 1 x H200 with Debian's UCX, which has no cuda transports,
+// and a UCX built --with-cuda under /tmp: before, the pair was blocked
+// as a UCX misbuild of the wrong UCX). Without one there, PATH's is run.
+func TestTheUCXInfoBesideTheGivenUCXPerftestIsTheOneRun(t *testing.T) {
+	write := func(dir, out string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "ucx_info"), []byte("#!/bin/sh\necho '"+out+"'\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	onPath, built, bare := t.TempDir(), t.TempDir(), t.TempDir()
+	write(onPath, "# Transport: tcp")
+	write(built, "# Transport: cuda_ipc")
+	t.Setenv("PATH", onPath)
+	for _, c := range []struct {
+		dir, path, says string
+	}{
+		{built, filepath.Join(built, "ucx_info"), "cuda_ipc"},
+		{bare, filepath.Join(onPath, "ucx_info"), "tcp"},
+		{"", filepath.Join(onPath, "ucx_info"), "tcp"},
+	} {
+		b := BuildFacts{Timeout: 10 * time.Second, UCXDir: c.dir}
+		if got := b.Look("ucx_info"); got != c.path {
+			t.Errorf("UCXDir %q: Look found %q, want %q", c.dir, got, c.path)
+		}
+		f := collect(t, b, 20*time.Second)
+		if f.UCXInfo.Path != c.path || !strings.Contains(f.UCXInfo.Output, c.says) {
+			t.Errorf("UCXDir %q: ran %q printing %q, want %q printing %q", c.dir, f.UCXInfo.Path, f.UCXInfo.Output, c.path, c.says)
+		}
+	}
+	// Only ucx_info is looked for there: ompi_info stays PATH's.
+	if got := (BuildFacts{UCXDir: built}).Look("ompi_info"); got != "" {
+		t.Errorf("ompi_info found at %q, want none (not on PATH)", got)
+	}
+}
