@@ -30,10 +30,13 @@ const (
 	CauseNoGPUs     = "GPUs not exposed by the runtime"
 )
 
-var _ = suites.Describe("container", func() {
-	var ev *node.Evidence
-	var c node.ContainerFacts
+// The running spec's inputs, set by BeforeEach. Ginkgo builds its tree
+// once per process and runs one spec at a time, so the functions that
+// register the specs share them, as one Describe closure's locals did.
+var ev *node.Evidence
+var c node.ContainerFacts
 
+var _ = suites.Describe("container", func() {
 	BeforeEach(func() {
 		ev = suites.Evidence()
 		Expect(ev.Container).To(suites.HaveContainerFacts())
@@ -44,6 +47,13 @@ var _ = suites.Describe("container", func() {
 		suites.Note("runtime: %s; %s", c.Runtime, envText(c.Env))
 	})
 
+	deviceSpecs()
+	registrationSpecs()
+})
+
+// deviceSpecs registers the specs of what the container exposes: device
+// nodes, memlock, CAP_IPC_LOCK, RDMA devices.
+func deviceSpecs() {
 	It("opens the device node of every GPU", func() {
 		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		if c.NoGPU != nil {
@@ -116,7 +126,11 @@ var _ = suites.Describe("container", func() {
 		}
 		Expect(bad).To(suites.HaveNoFindings())
 	})
+}
 
+// registrationSpecs registers the specs of the GPUDirect proof from inside
+// the container.
+func registrationSpecs() {
 	It("exports GPU memory as a dma-buf and registers it from inside", func() {
 		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		if c.NoGPU != nil {
@@ -142,7 +156,7 @@ var _ = suites.Describe("container", func() {
 		suites.Note("mechanism here: %s", mech)
 		Expect(bad).To(suites.HaveNoFindings())
 	})
-})
+}
 
 func envText(env map[string]string) string {
 	var parts []string

@@ -25,21 +25,32 @@ import (
 // small; a collective staged through the NIC moves gigabytes.
 const strayBytes = 64 << 20
 
-var _ = suites.Describe("fabric", func() {
-	var ev *node.Evidence
-	var c *suites.Context
+// The running spec's inputs, set by BeforeEach. Ginkgo builds its tree
+// once per process and runs one spec at a time, so the functions that
+// register the specs share them, as one Describe closure's locals did.
+var ev *node.Evidence
+var c *suites.Context
 
+func noNICs() {
+	if len(ev.NICs) == 0 {
+		suites.NotApplicable("no RDMA devices on this node (no /sys/class/infiniband entries): no fabric to check")
+	}
+}
+
+var _ = suites.Describe("fabric", func() {
 	BeforeEach(func() {
 		c = suites.Current()
 		ev = c.Evidence
 	})
 
-	noNICs := func() {
-		if len(ev.NICs) == 0 {
-			suites.NotApplicable("no RDMA devices on this node (no /sys/class/infiniband entries): no fabric to check")
-		}
-	}
+	portSpecs()
+	trafficSpecs()
+	bandwidthSpecs()
+})
 
+// portSpecs registers the specs of the rail ports' state, rate, link
+// layer, GID and MTU.
+func portSpecs() {
 	It("has every rail port active at its expected rate", func() {
 		suites.Remedy(results.ActionCheckCable, results.ScopePort)
 		noNICs()
@@ -126,7 +137,11 @@ var _ = suites.Describe("fabric", func() {
 		}
 		Expect(bad).To(suites.HaveNoFindings())
 	})
+}
 
+// trafficSpecs registers the specs of what the benchmarks did to the NICs:
+// error counters and stray bytes.
+func trafficSpecs() {
 	It("keeps the error counters still while the benchmarks run", func() {
 		suites.Remedy(results.ActionCheckCable, results.ScopePort)
 		noNICs()
@@ -181,7 +196,11 @@ var _ = suites.Describe("fabric", func() {
 		}
 		Expect(bad).To(suites.HaveNoFindings())
 	})
+}
 
+// bandwidthSpecs registers the specs of GPU memory's RDMA bandwidth
+// against host memory's.
+func bandwidthSpecs() {
 	It("reaches with GPU memory the RDMA bandwidth it reaches with host memory", func() {
 		suites.Remedy(results.ActionRerun, results.ScopeNIC) // slow names no cause: measure again
 		noNICs()
@@ -235,7 +254,7 @@ var _ = suites.Describe("fabric", func() {
 		}
 		Expect(bad).To(suites.HaveNoFindings())
 	})
-})
+}
 
 // beyondPort says why a perftest run's average bandwidth, the one
 // compared, cannot be right: above the rate of the NIC's port it went

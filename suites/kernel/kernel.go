@@ -22,13 +22,23 @@ import (
 	"github.com/gdrcheck/gdrcheck/suites/knownbad"
 )
 
-var _ = suites.Describe("kernel", func() {
-	var ev *node.Evidence
+// The running spec's inputs, set by BeforeEach. Ginkgo builds its tree
+// once per process and runs one spec at a time, so the functions that
+// register the specs share them, as one Describe closure's locals did.
+var ev *node.Evidence
 
+var _ = suites.Describe("kernel", func() {
 	BeforeEach(func() {
 		ev = suites.Evidence()
 	})
 
+	mechanismSpecs()
+	driverSpecs()
+})
+
+// mechanismSpecs registers the specs of the peer-memory mechanism, proven:
+// dma-buf export and registration.
+func mechanismSpecs() {
 	It("has a working GPUDirect peer-memory mechanism", func() {
 		suites.Remedy(results.ActionReloadDriver, results.ScopeNode)
 		v := ev.Mechanism()
@@ -113,7 +123,11 @@ var _ = suites.Describe("kernel", func() {
 		}
 		Expect(bad).To(suites.HaveNoFindings())
 	})
+}
 
+// driverSpecs registers the specs of versions, Xids and the modules around
+// the driver.
+func driverSpecs() {
 	It("is in no known-bad combination of versions", func() {
 		suites.Remedy(results.ActionReimage, results.ScopeNode)
 		// nccl-tests ran before the specs: their NCCL is what ran, and
@@ -208,7 +222,7 @@ var _ = suites.Describe("kernel", func() {
 		}
 		Expect(bad).To(suites.HaveNoFindings())
 	})
-})
+}
 
 // xidFix says what an admin does about an Xid line xidTrouble kept.
 func xidFix(line string) string {

@@ -17,13 +17,23 @@ import (
 	"github.com/gdrcheck/gdrcheck/suites"
 )
 
-var _ = suites.Describe("negative", func() {
-	var m *nccl.Measurements
+// The running spec's inputs, set by BeforeEach. Ginkgo builds its tree
+// once per process and runs one spec at a time, so the functions that
+// register the specs share them, as one Describe closure's locals did.
+var m *nccl.Measurements
 
+var _ = suites.Describe("negative", func() {
 	BeforeEach(func() {
 		m = suites.Measurements()
 	})
 
+	fallbackSpecs()
+	networkSpecs()
+})
+
+// fallbackSpecs registers the specs of the direct reference and each
+// forced fallback it must be told from.
+func fallbackSpecs() {
 	// The direct run off the direct path is the path NCCL took: its
 	// settings' or the peer memory's, which the kernel suite names.
 	It("runs all_reduce on the direct path as the reference", func() {
@@ -90,7 +100,11 @@ var _ = suites.Describe("negative", func() {
 			Expect(costs).To(suites.HaveNoFindings())
 		})
 	}
+}
 
+// networkSpecs registers the specs of the runs forced onto the network:
+// GPUDirect RDMA and rail placement.
+func networkSpecs() {
 	// On one node the direct path never touches a NIC (P2P between the
 	// GPUs): forced onto the network, NCCL shows whether it reaches the
 	// GPUs' memory through the NICs directly (GDRDMA) or stages it
@@ -151,7 +165,7 @@ var _ = suites.Describe("negative", func() {
 		suites.Note("%d GPU(s) judged against the rails %s", r.judged, strings.Join(railNICs(suites.Current().Evidence), ", "))
 		Expect(r.bad).To(suites.HaveNoFindings())
 	})
-})
+}
 
 // describe names a mode by the variable that forces it, which stays the
 // same across runs (the remote NIC's name does not).

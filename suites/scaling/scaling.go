@@ -20,6 +20,12 @@ import (
 	"github.com/gdrcheck/gdrcheck/suites"
 )
 
+// The running spec's measurements, set by BeforeEach. Ginkgo builds its
+// tree once per process and runs one spec at a time, so the functions
+// that register the specs share them, as one Describe closure's locals
+// did.
+var s *nccl.Scaling
+
 var _ = suites.Describe(suites.ScalingArea, func() {
 	// The specs follow what was measured: one per node count.
 	c := suites.Planned()
@@ -27,15 +33,21 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 		return
 	}
 	plan := c.Scaling.Plan
-	counts := nccl.NodeCounts(len(plan.Nodes))
 
-	var s *nccl.Scaling
 	BeforeEach(func() {
 		s = suites.Current().Scaling
 		suites.Remedy(results.ActionRerun, results.ScopeAllocation, hostlist.Compress(plan.Nodes))
 		Expect(suites.Current()).To(suites.HaveScalingRuns())
 	})
 
+	nodeCountSpecs(plan)
+	jobSpecs(c, plan)
+})
+
+// nodeCountSpecs registers the specs of each node count measured: its
+// bandwidth against the baseline, and its efficiency over 2 nodes.
+func nodeCountSpecs(plan nccl.ScalingPlan) {
+	counts := nccl.NodeCounts(len(plan.Nodes))
 	for _, k := range counts {
 		It(fmt.Sprintf("runs all_reduce across %d node(s) at its baseline bandwidth", k), func() {
 			suites.Remedy(results.ActionRerun, results.ScopeAllocation, hostlist.Compress(plan.Nodes)) // slow names no cause
@@ -108,6 +120,11 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 		})
 	}
 
+}
+
+// jobSpecs registers the specs of the job as a whole: the node that slows
+// it, the path between nodes, and the nodes far below the job.
+func jobSpecs(c *suites.Context, plan nccl.ScalingPlan) {
 	if len(plan.Nodes) >= minSample && len(c.Scaling.Of(nccl.KindPairwise)) > 0 {
 		It("isolates the node that slows multi-node all_reduce", func() {
 			suites.Remedy(results.ActionInvestigate, results.ScopeAllocation, hostlist.Compress(plan.Nodes))
@@ -191,7 +208,7 @@ var _ = suites.Describe(suites.ScalingArea, func() {
 		}
 		Expect(severe).To(suites.HaveNoFindings())
 	})
-})
+}
 
 // scaleRun is the run across the first k nodes, as results.json has it.
 func scaleRun(s *nccl.Scaling, k int) (results.Run, bool) {

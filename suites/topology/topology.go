@@ -19,10 +19,19 @@ import (
 	"github.com/gdrcheck/gdrcheck/suites"
 )
 
-var _ = suites.Describe("topology", func() {
-	var ev *node.Evidence
-	var cfg suites.Config
+// The running spec's inputs, set by BeforeEach. Ginkgo builds its tree
+// once per process and runs one spec at a time, so the functions that
+// register the specs share them, as one Describe closure's locals did.
+var ev *node.Evidence
+var cfg suites.Config
 
+func requireNICs() {
+	if len(ev.NICs) == 0 {
+		suites.NotApplicable("no RDMA NICs on this node (" + nicAbsence(ev) + "): GPU <-> NIC checks do not apply")
+	}
+}
+
+var _ = suites.Describe("topology", func() {
 	BeforeEach(func() {
 		ev = suites.Evidence()
 		cfg = suites.Current().Config
@@ -34,12 +43,15 @@ var _ = suites.Describe("topology", func() {
 		}
 	})
 
-	requireNICs := func() {
-		if len(ev.NICs) == 0 {
-			suites.NotApplicable("no RDMA NICs on this node (" + nicAbsence(ev) + "): GPU <-> NIC checks do not apply")
-		}
-	}
+	placementSpecs()
+	peerPathSpecs()
+	linkHealthSpecs()
+	tuningSpecs()
+})
 
+// placementSpecs registers the specs of inherited overrides, and each GPU
+// near its NIC on its NUMA node at full link speed.
+func placementSpecs() {
 	It("inherits no NCCL or UCX override that breaks the direct path", func() {
 		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		if ev.Overrides == nil {
@@ -124,7 +136,11 @@ var _ = suites.Describe("topology", func() {
 		}
 		Expect(bad).To(suites.HaveNoFindings())
 	})
+}
 
+// peerPathSpecs registers the specs of nothing in the way of a peer path:
+// ACS, the IOMMU, broken peer access, MIG.
+func peerPathSpecs() {
 	It("has no ACS redirect on the path between a GPU and its NIC", func() {
 		suites.Remedy(results.ActionFixConfig, results.ScopeNode)
 		requireNICs()
@@ -222,7 +238,11 @@ var _ = suites.Describe("topology", func() {
 		}
 		Expect(bad).To(suites.HaveNoFindings())
 	})
+}
 
+// linkHealthSpecs registers the specs of NVLink, fabric and PCIe health:
+// links up, fabric state, persistence, GPU-to-GPU ACS, AER.
+func linkHealthSpecs() {
 	// One dead link slows every collective crossing that GPU; a node's
 	// GPUs of one model are wired alike, so the best of them sets the
 	// count (some SKUs wire fewer than NVML answers for: H100 PCIe
@@ -318,7 +338,11 @@ var _ = suites.Describe("topology", func() {
 		}
 		Expect(bad).To(suites.HaveNoFindings())
 	})
+}
 
+// tuningSpecs registers the specs of settings that slow the path without
+// breaking it, and the expected inventory.
+func tuningSpecs() {
 	// Payload and read request sizes and relaxed ordering slow GPUDirect,
 	// never break it: warnings only (Mellanox DOC-2496,
 	// openucx/ucx#10955).
@@ -381,7 +405,7 @@ var _ = suites.Describe("topology", func() {
 		}
 		Expect(ev.Inventory()).To(suites.MatchInventory(*cfg.Expect, cfg.ExpectFile))
 	})
-})
+}
 
 // numaNodes counts the NUMA nodes the node shows: its devices' NUMA
 // nodes, else its CPU packages; 0 where neither says.
