@@ -30,6 +30,14 @@ func specPatterns(t *testing.T) []*regexp.Regexp {
 	var out []*regexp.Regexp
 	for _, f := range files {
 		r := specReader{consts: consts, pkg: f.Name.Name}
+		// A Describe registers its Its itself or through functions of
+		// its file that it calls (topology's placementSpecs, ...).
+		funcs := map[string]*ast.FuncDecl{}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				funcs[fd.Name.Name] = fd
+			}
+		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			c, ok := n.(*ast.CallExpr)
 			if !ok {
@@ -44,12 +52,23 @@ func specPatterns(t *testing.T) []*regexp.Regexp {
 				t.Errorf("%s: cannot read the area of Describe", fset.Position(c.Pos()))
 				return false
 			}
-			ast.Inspect(c.Args[1], func(n ast.Node) bool {
+			seen := map[string]bool{}
+			var read func(n ast.Node) bool
+			read = func(n ast.Node) bool {
 				it, ok := n.(*ast.CallExpr)
 				if !ok {
 					return true
 				}
-				if id, ok := it.Fun.(*ast.Ident); !ok || id.Name != "It" || len(it.Args) == 0 {
+				id, ok := it.Fun.(*ast.Ident)
+				if !ok {
+					return true
+				}
+				if fd := funcs[id.Name]; fd != nil && !seen[id.Name] {
+					seen[id.Name] = true
+					ast.Inspect(fd.Body, read)
+					return true
+				}
+				if id.Name != "It" || len(it.Args) == 0 {
 					return true
 				}
 				p, ok := r.pattern(it.Args[0])
@@ -59,7 +78,8 @@ func specPatterns(t *testing.T) []*regexp.Regexp {
 				}
 				out = append(out, regexp.MustCompile("^"+regexp.QuoteMeta(area+" / ")+p+"$"))
 				return true
-			})
+			}
+			ast.Inspect(c.Args[1], read)
 			return false
 		})
 	}
